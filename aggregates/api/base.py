@@ -1,0 +1,59 @@
+"""The base of every compute API view: versioning, token auth, Nova faults."""
+from datetime import timezone as dt_timezone
+
+from rest_framework.parsers import JSONParser
+from rest_framework.renderers import JSONRenderer
+from rest_framework.views import APIView
+
+from .auth import TokenAuthentication, caller_of
+from .errors import ApiError, compute_exception_handler
+from .microversions import APIVersion, ComputeVersioning, version_headers
+
+
+class ComputeAPIView(APIView):
+    authentication_classes = [TokenAuthentication]
+    permission_classes = []
+    versioning_class = ComputeVersioning
+    parser_classes = [JSONParser]
+    renderer_classes = [JSONRenderer]
+    # Routes that exist only in a range of microversions set these.
+    min_version = None
+    max_version = None
+
+    def get_exception_handler(self):
+        return compute_exception_handler
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        caller_of(request)  # every compute route needs a token
+        if (self.min_version and request.version < self.min_version) or (
+            self.max_version and request.version > self.max_version
+        ):
+            raise ApiError(404, "The resource could not be found.")
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        version = getattr(request, "version", None)
+        if isinstance(version, APIVersion):
+            for name, value in version_headers(version).items():
+                response.headers[name] = value
+        return response
+
+    def body(self, request):
+        """The parsed JSON body ({} when there is none)."""
+        data = request.data
+        return {} if data is None else data
+
+
+def isotime(value):
+    """Nova's timestamp format: microseconds, no zone suffix."""
+    if value is None:
+        return None
+    return value.astimezone(dt_timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds")
+
+
+def public_base(request):
+    """The root URL clients reach Corral at: PUBLIC_URL, else the request's own."""
+    from django.conf import settings
+
+    return settings.PUBLIC_URL or f"{request.scheme}://{request.get_host()}"

@@ -1,0 +1,2 @@
+"""Keystone v3 compatible routes (mounted at /identity)."""
+urlpatterns = []

@@ -1,0 +1,25 @@
+"""Wire shapes of the compute API, per microversion."""
+from aggregates import services
+
+from .base import isotime
+
+
+def aggregate(agg, version, full=True):
+    """An aggregate as Nova shows it; ``full=False`` is the create response
+    (no hosts, no metadata)."""
+    metadata = services.metadata_of(agg)
+    body = {
+        "availability_zone": metadata.get("availability_zone"),
+        "created_at": isotime(agg.created_at),
+        "deleted": False,
+        "deleted_at": None,
+        "id": agg.id,
+        "name": agg.name,
+        "updated_at": isotime(agg.updated_at),
+    }
+    if full:
+        body["hosts"] = services.hosts_of(agg)
+        body["metadata"] = metadata
+    if version >= (2, 41):
+        body["uuid"] = str(agg.uuid)
+    return body

@@ -1,0 +1,22 @@
+"""Root URLconf: compute API, identity, placement, console and Django admin."""
+from django.conf import settings
+from django.contrib import admin
+from django.urls import include, path
+
+from aggregates.api import urls as compute_urls
+from aggregates.api import versions as compute_versions
+
+if settings.CORRAL_SERVICE == "placement":
+    # Placement alone, at the root, as upstream is deployed.
+    urlpatterns = [path("", include("placement.urls"))]
+else:
+    urlpatterns = [
+        path("compute", compute_versions.version_list),
+        path("compute/", compute_versions.version_list),
+        path("compute/v2.1", compute_versions.version_v21),
+        path("compute/v2.1/", include(compute_urls.urlpatterns + [compute_urls.catch_all])),
+        path("identity", include("aggregates.api.identity_urls")),
+        path("placement/", include("placement.urls")),
+        path("admin/", admin.site.urls),
+        path("", include("dashboard.urls")),
+    ]
