@@ -159,3 +159,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.request": {"level": "ERROR"}},
 }
+
+# Placement checks keystone-mode tokens through this callable (token, request_id)
+# -> Caller or None, named here so that placement/ never imports aggregates/.
+PLACEMENT_TOKEN_VALIDATOR = os.environ.get("PLACEMENT_TOKEN_VALIDATOR", "aggregates.identity.caller_for_token")

@@ -1,7 +1,7 @@
 """Compute API v2.1 routes (mounted at /compute/v2.1/)."""
 from django.urls import path, re_path
 
-from . import aggregates, versions
+from . import aggregates, flavors, hosts, versions
 from .base import ComputeAPIView
 from .errors import ApiError
 
@@ -20,6 +20,8 @@ urlpatterns = [
     path("os-aggregates", aggregates.AggregateListView.as_view()),
     path("os-aggregates/<str:aggregate_id>", aggregates.AggregateDetailView.as_view()),
     path("os-aggregates/<str:aggregate_id>/action", aggregates.AggregateActionView.as_view()),
+    *flavors.urlpatterns,
+    *hosts.urlpatterns,
 ]
 
 # Appended last by config.urls so that every other route wins.

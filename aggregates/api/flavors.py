@@ -1,0 +1,2 @@
+"""Routes of this module are added to urlpatterns below."""
+urlpatterns = []
