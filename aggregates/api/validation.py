@@ -93,8 +93,8 @@ def validate(body, schema):
     if not errors:
         return body
     error = _best(errors)
-    if error.path:
-        message = (f"Invalid input for field/attribute {error.path[-1]}. "
+    if error.absolute_path:
+        message = (f"Invalid input for field/attribute {error.absolute_path[-1]}. "
                    f"Value: {_short(error.instance)}. {_reason(error)}")
     else:
         message = _reason(error)

@@ -155,43 +155,42 @@ def update_aggregate(caller, aggregate_id, name=None, availability_zone=None, se
     """Rename and/or re-zone an aggregate, atomically (Nova saves the name
     even when the zone check then fails; Corral changes nothing)."""
     aggregate = get_aggregate(aggregate_id)
+    if name is not None:
+        name = name.strip()
+        _record(caller, "aggregate.update_prop.start", aggregate, {**snapshot(aggregate), "name": name})
+    if set_zone:
+        _record(caller, "aggregate.update_metadata.start", aggregate)
     with events.failures_recorded(caller, "update_aggregate", "aggregate", aggregate_id):
         try:
             with transaction.atomic():
                 aggregate = _locked(aggregate_id)
                 if name is not None:
-                    name = name.strip()
-                    _record(caller, "aggregate.update_prop.start", aggregate,
-                            {**snapshot(aggregate), "name": name})
                     if Aggregate.objects.filter(name=name).exclude(pk=aggregate.pk).exists():
                         raise Conflict(f"Aggregate {name} already exists. Choose another name.")
                     aggregate.name = name
                     aggregate.save(update_fields=["name"])
+                    _touch(aggregate)
+                    _record(caller, "aggregate.update_prop.end", aggregate)
                 if set_zone:
-                    _record(caller, "aggregate.update_metadata.start", aggregate)
                     reason = _check_zone_change(aggregate, availability_zone)
                     if reason:
                         raise Invalid(f"Cannot update aggregate {aggregate_id}. Reason: {reason}.")
                     AggregateMetadata.objects.update_or_create(
                         aggregate=aggregate, key=AZ_KEY, defaults={"value": availability_zone})
-                _touch(aggregate)
-                aggregate = get_aggregate(aggregate_id)
-                if name is not None:
-                    _record(caller, "aggregate.update_prop.end", aggregate)
-                if set_zone:
+                    _touch(aggregate)
+                    aggregate = get_aggregate(aggregate_id)
                     _record(caller, "aggregate.update_metadata.end", aggregate)
         except IntegrityError:
             raise Conflict(f"Aggregate {name} already exists. Choose another name.")
-    return aggregate
+    return get_aggregate(aggregate_id)
 
 
 def set_metadata(caller, aggregate_id, metadata):
     """Merge ``metadata`` into the aggregate's: a None value deletes its key."""
-    aggregate = get_aggregate(aggregate_id)
+    _record(caller, "aggregate.update_metadata.start", get_aggregate(aggregate_id))
     with events.failures_recorded(caller, "update_aggregate_metadata", "aggregate", aggregate_id):
         with transaction.atomic():
             aggregate = _locked(aggregate_id)
-            _record(caller, "aggregate.update_metadata.start", aggregate)
             if AZ_KEY in metadata:
                 reason = _check_zone_change(aggregate, metadata[AZ_KEY])
                 if reason:
@@ -209,11 +208,10 @@ def set_metadata(caller, aggregate_id, metadata):
 
 
 def delete_aggregate(caller, aggregate_id):
-    aggregate = get_aggregate(aggregate_id)
+    _record(caller, "aggregate.delete.start", get_aggregate(aggregate_id))
     with events.failures_recorded(caller, "delete_aggregate", "aggregate", aggregate_id):
         with transaction.atomic():
             aggregate = _locked(aggregate_id)
-            _record(caller, "aggregate.delete.start", aggregate)
             hosts = hosts_of(aggregate)
             if hosts:
                 raise Invalid(
