@@ -105,3 +105,14 @@ def make_host(db, system):
         return compute_node
 
     return _make
+
+
+def pytest_collection_modifyitems(config, items):
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        return
+    skip = pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL=postgres://...)")
+    for item in items:
+        if "postgres_only" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,115 @@
+"""Django admin registrations: a raw view of every compute-side table.
+
+Changes to aggregates and hosts belong in the console or the API, which go
+through the service functions; here aggregates and memberships are read-only
+so that no rule can be bypassed by accident.
+"""
+from django.contrib import admin
+
+from . import models
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class AggregateMetadataInline(admin.TabularInline):
+    model = models.AggregateMetadata
+    extra = 0
+
+
+class AggregateHostInline(admin.TabularInline):
+    model = models.AggregateHost
+    extra = 0
+
+
+@admin.register(models.Aggregate)
+class AggregateAdmin(ReadOnlyAdmin):
+    list_display = ("id", "name", "uuid", "created_at", "updated_at")
+    search_fields = ("name", "uuid")
+    inlines = [AggregateMetadataInline, AggregateHostInline]
+
+
+@admin.register(models.AggregateMetadata)
+class AggregateMetadataAdmin(ReadOnlyAdmin):
+    list_display = ("aggregate", "key", "value")
+    list_filter = ("key",)
+    search_fields = ("key", "value", "aggregate__name")
+
+
+@admin.register(models.AggregateHost)
+class AggregateHostAdmin(ReadOnlyAdmin):
+    list_display = ("aggregate", "host", "created_at")
+    search_fields = ("host", "aggregate__name")
+
+
+@admin.register(models.Service)
+class ServiceAdmin(ReadOnlyAdmin):
+    list_display = ("id", "host", "binary", "disabled", "disabled_reason", "forced_down", "last_seen_up")
+    list_filter = ("binary", "disabled", "forced_down")
+    search_fields = ("host", "uuid")
+
+
+@admin.register(models.ComputeNode)
+class ComputeNodeAdmin(ReadOnlyAdmin):
+    list_display = ("hypervisor_hostname", "host", "uuid", "vcpus", "memory_mb", "local_gb", "running_vms")
+    search_fields = ("hypervisor_hostname", "host", "uuid")
+
+
+class FlavorExtraSpecInline(admin.TabularInline):
+    model = models.FlavorExtraSpec
+    extra = 0
+
+
+@admin.register(models.Flavor)
+class FlavorAdmin(ReadOnlyAdmin):
+    list_display = ("flavorid", "name", "vcpus", "memory_mb", "root_gb", "is_public")
+    search_fields = ("flavorid", "name")
+    inlines = [FlavorExtraSpecInline]
+
+
+@admin.register(models.FlavorExtraSpec)
+class FlavorExtraSpecAdmin(ReadOnlyAdmin):
+    list_display = ("flavor", "key", "value")
+    search_fields = ("key", "flavor__name")
+
+
+@admin.register(models.FlavorAccess)
+class FlavorAccessAdmin(ReadOnlyAdmin):
+    list_display = ("flavor", "project_id")
+
+
+@admin.register(models.Event)
+class EventAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "event_type", "priority", "object_type", "object_id", "username", "request_id")
+    list_filter = ("priority", "object_type")
+    search_fields = ("event_type", "object_id", "request_id", "username")
+
+
+# Identity is managed here: projects, who holds which role, and tokens (revocable).
+@admin.register(models.Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ("name", "id", "enabled")
+    search_fields = ("name", "id")
+
+
+@admin.register(models.RoleAssignment)
+class RoleAssignmentAdmin(admin.ModelAdmin):
+    list_display = ("user", "project", "role")
+    list_filter = ("role",)
+
+
+@admin.register(models.Token)
+class TokenAdmin(admin.ModelAdmin):
+    list_display = ("user", "project", "issued_at", "expires_at")
+    readonly_fields = ("token_hash", "user", "project", "issued_at")
+
+    def has_add_permission(self, request, obj=None):
+        return False
