@@ -1,10 +1,12 @@
 """Console views. They read through service functions and models; they hold no rules."""
+from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import Count
 from django.shortcuts import render
 
 from aggregates.models import Aggregate, AggregateMetadata, Event, Flavor, Service
 
 
+@staff_member_required(login_url="dashboard:login")
 def home(request):
     compute = Service.objects.filter(binary=Service.COMPUTE)
     services = list(compute)
