@@ -5,6 +5,7 @@ from django.urls import include, path
 
 from aggregates.api import urls as compute_urls
 from aggregates.api import versions as compute_versions
+from placement import urls as placement_urls
 
 if settings.CORRAL_SERVICE == "placement":
     # Placement alone, at the root, as upstream is deployed.
@@ -16,6 +17,7 @@ else:
         path("compute/v2.1", compute_versions.version_v21),
         path("compute/v2.1/", include(compute_urls.urlpatterns + [compute_urls.catch_all])),
         path("identity", include("aggregates.api.identity_urls")),
+        path("placement", placement_urls.root_view),
         path("placement/", include("placement.urls")),
         path("admin/", admin.site.urls),
         path("", include("dashboard.urls")),

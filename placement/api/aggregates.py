@@ -1,0 +1,34 @@
+"""/resource_providers/{uuid}/aggregates (1.1+)."""
+from placement.services import providers as service
+
+from . import schemas
+from .base import authorize, handler, json_body, json_response
+
+GENERATION_VERSION = (1, 19)
+
+
+def _aggregates(request, provider, aggregate_uuids):
+    data = {"aggregates": aggregate_uuids}
+    if request.version >= GENERATION_VERSION:
+        data["resource_provider_generation"] = provider.generation
+    return json_response(request, data)
+
+
+@handler(since=(1, 1), returns_json=True)
+def get_aggregates(request, uuid):
+    authorize(request, "placement:resource_providers:aggregates:list")
+    provider = service.get_provider(uuid)
+    return _aggregates(request, provider, service.provider_aggregates(provider))
+
+
+@handler(since=(1, 1), takes_json=True)
+def set_aggregates(request, uuid):
+    authorize(request, "placement:resource_providers:aggregates:update")
+    service.get_provider(uuid)
+    if request.version >= GENERATION_VERSION:
+        data = json_body(request, schemas.AGGREGATES_PUT_1_19)
+        aggregates, generation = data["aggregates"], data["resource_provider_generation"]
+    else:
+        aggregates, generation = json_body(request, schemas.AGGREGATES_PUT_1_1), None
+    provider, aggregates = service.set_provider_aggregates(uuid, aggregates, generation)
+    return _aggregates(request, provider, aggregates)

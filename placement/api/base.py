@@ -1,0 +1,351 @@
+"""The placement API's request pipeline, in upstream's order: authenticate
+(401), negotiate the microversion (400/406), route by method (404/405),
+check the body's content type, run the handler, and render any error as
+``{"errors": [...]}``. Handlers get ``request.version`` (a Version tuple) and
+``request.caller``, and return a Django response."""
+import functools
+import json
+import logging
+import uuid
+from dataclasses import dataclass, field
+
+import jsonschema
+from django.conf import settings
+from django.http import HttpResponse
+from django.urls import path, reverse
+from django.utils.http import http_date
+from django.utils.module_loading import import_string
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+
+from placement import errors
+from placement.standards import ensure_standard_names
+
+from . import microversion
+
+log = logging.getLogger(__name__)
+
+ERROR_CODE_VERSION = (1, 23)
+CACHE_HEADERS_VERSION = (1, 15)
+JSON = "application/json"
+
+TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    406: "Not Acceptable",
+    409: "Conflict",
+    415: "Unsupported Media Type",
+    500: "Internal Server Error",
+}
+EXPLANATIONS = {
+    400: "The server could not comply with the request since it is either malformed or otherwise incorrect.",
+    401: "This server could not verify that you are authorized to access the document you requested.",
+    403: "Access was denied to this resource.",
+    404: "The resource could not be found.",
+    409: "There was a conflict when trying to complete your request.",
+}
+NOT_FOUND = ""
+
+
+# --- who is calling ---------------------------------------------------------
+
+
+@dataclass
+class Caller:
+    user_id: str = ""
+    project_id: str = ""
+    roles: frozenset = field(default_factory=frozenset)
+
+    @property
+    def is_admin(self):
+        return bool(self.roles & {"admin", "service"})
+
+
+def _noauth_caller(request, token):
+    user_id, _sep, project_id = token.partition(":")
+    if "X-Roles" in request.headers:
+        roles = {r.strip() for r in request.headers["X-Roles"].split(",") if r.strip()}
+    else:
+        roles = {"admin"} if user_id == "admin" else set()
+    return Caller(user_id=user_id, project_id=project_id or user_id, roles=frozenset(roles))
+
+
+def authenticate(request, open_route):
+    """The caller a request's token stands for; None on open routes without one."""
+    token = request.headers.get("X-Auth-Token")
+    if not token:
+        if open_route:
+            return None
+        raise errors.Unauthorized("Authentication required.")
+    if settings.AUTH_STRATEGY == "noauth2":
+        return _noauth_caller(request, token)
+    validated = import_string(settings.PLACEMENT_TOKEN_VALIDATOR)(token, request.request_id)
+    if validated is None:
+        if open_route:
+            return None
+        raise errors.Unauthorized("The request you have made requires authentication.")
+    return Caller(
+        user_id=getattr(validated, "username", ""),
+        project_id=getattr(validated, "project_id", ""),
+        roles=frozenset(validated.roles),
+    )
+
+
+def authorize(request, rule, project_id=None):
+    """Admins (and services) may do everything; a reader may read a
+    project-scoped view (``project_id``) of its own project."""
+    caller = request.caller
+    if caller is not None:
+        if caller.is_admin:
+            return
+        if project_id is not None and "reader" in caller.roles and caller.project_id == project_id:
+            return
+    raise errors.Forbidden(f"Policy does not allow {rule} to be performed.")
+
+
+# --- request helpers --------------------------------------------------------
+
+
+def is_uuid_like(value):
+    """Whether ``value`` parses as a UUID (dashes, braces and case optional)."""
+    try:
+        normalized = value.lower().replace("urn:", "").replace("uuid:", "").strip("{}").replace("-", "")
+        return uuid.UUID(value).hex == normalized
+    except (TypeError, ValueError, AttributeError):
+        return False
+
+
+FORMAT_CHECKER = jsonschema.FormatChecker()
+
+
+@FORMAT_CHECKER.checks("uuid")
+def _check_uuid(instance):
+    return not isinstance(instance, str) or is_uuid_like(instance)
+
+
+def _accepts(accept_header, media_type):
+    """Whether an Accept header allows ``media_type`` (q > 0 on the most
+    specific matching range)."""
+    major = media_type.split("/")[0]
+    best = None
+    for part in accept_header.split(","):
+        pieces = [p.strip() for p in part.split(";")]
+        if not pieces[0]:
+            continue
+        quality = 1.0
+        for param in pieces[1:]:
+            if param.startswith("q="):
+                try:
+                    quality = float(param[2:])
+                except ValueError:
+                    quality = 0.0
+        rank = {media_type: 3, f"{major}/*": 2, "*/*": 1}.get(pieces[0].lower())
+        if rank and (best is None or rank > best[0]):
+            best = (rank, quality)
+    return best is not None and best[1] > 0
+
+
+def check_accept(request):
+    accept = request.headers.get("Accept")
+    if accept and not _accepts(accept, JSON):
+        raise errors.NotAcceptable(f"Only {JSON} is provided")
+
+
+def check_content_type(request):
+    if request.headers.get("Content-Type", "").split(";")[0].strip().lower() != JSON:
+        shown = request.headers.get("Content-Type") or "None"
+        raise errors.UnsupportedMediaType(f"The media type {shown} is not supported, use {JSON}")
+
+
+def json_body(request, schema):
+    """The request body as JSON, checked against ``schema`` (400)."""
+    try:
+        data = json.loads(request.body.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise errors.Invalid(f"Malformed JSON: {exc}") from None
+    validate(data, schema, "JSON does not validate: {error}")
+    return data
+
+
+def handler(since=None, until=None, absent_status=404, returns_json=False, takes_json=False):
+    """Decorate a handler: the microversions it exists in (404, or 405, outside
+    them), whether it answers JSON (406 unless Accept allows it) and whether it
+    reads a JSON body (415 unless Content-Type says so)."""
+
+    def decorate(function):
+        @functools.wraps(function)
+        def wrapper(request, **kwargs):
+            if since is not None:
+                require_version(request, since, until, absent_status)
+            if returns_json:
+                check_accept(request)
+            if takes_json:
+                check_content_type(request)
+            return function(request, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def validate(data, schema, message):
+    try:
+        jsonschema.validate(data, schema, format_checker=FORMAT_CHECKER)
+    except jsonschema.ValidationError as exc:
+        raise errors.Invalid(message.format(error=exc)) from None
+
+
+def validate_query(request, schema):
+    """Check the query string (last value of each key) against ``schema``."""
+    validate(request.GET.dict(), schema, "Invalid query string parameters: {error}")
+
+
+def require_version(request, minimum, maximum=None, status=404):
+    """Answer as if the route did not exist outside [minimum, maximum]."""
+    if request.version < minimum or (maximum is not None and request.version > maximum):
+        if status == 405:
+            raise errors.MethodNotAllowed(f"The method {request.method} is not allowed for this resource.")
+        raise errors.NotFound(NOT_FOUND)
+
+
+# --- responses ---------------------------------------------------------------
+
+
+def service_prefix():
+    """Where placement is mounted ("" at the root, "/placement" in all-in-one)."""
+    return reverse("placement-root").rstrip("/")
+
+
+def service_path(*parts):
+    return "/".join([service_prefix(), *parts])
+
+
+def absolute_url(request, *parts):
+    return request.build_absolute_uri(service_path(*parts))
+
+
+def json_response(request, data, status=200, last_modified=None):
+    response = HttpResponse(json.dumps(data), status=status, content_type=JSON)
+    if last_modified is not False:
+        set_cache_headers(request, response, last_modified)
+    return response
+
+
+def empty_response(status=204, location=None):
+    response = HttpResponse(status=status)
+    del response["Content-Type"]
+    if location:
+        response["Location"] = location
+    return response
+
+
+def set_cache_headers(request, response, last_modified=None):
+    """From 1.15 on: ``Cache-Control: no-cache`` and ``Last-Modified`` (now
+    when the data has no better time)."""
+    if request.version >= CACHE_HEADERS_VERSION:
+        when = last_modified or timezone.now()
+        response["Last-Modified"] = http_date(when.timestamp())
+        response["Cache-Control"] = "no-cache"
+    return response
+
+
+def latest(objects):
+    """The most recent change among objects with a ``last_modified``."""
+    times = [o.last_modified for o in objects if o.last_modified]
+    return max(times) if times else None
+
+
+def _error_content_type(request):
+    accept = request.headers.get("Accept")
+    if accept and not _accepts(accept, JSON) and _accepts(accept, "text/html"):
+        return "text/html"
+    return JSON
+
+
+def error_response(request, status, detail, code=errors.DEFAULT, headers=None):
+    explanation = EXPLANATIONS.get(status)
+    if status == 405:
+        explanation = None
+    text = f"{explanation}\n\n {detail}  " if explanation else detail
+    error = {"status": status, "title": TITLES.get(status, "Error"), "detail": text}
+    version = getattr(request, "version", None)
+    if version is not None and version >= ERROR_CODE_VERSION:
+        error["code"] = code
+    if getattr(request, "request_id", None):
+        error["request_id"] = request.request_id
+    if status == 406 and version is None:
+        error["max_version"] = microversion.MAX_VERSION
+        error["min_version"] = microversion.MIN_VERSION
+    content_type = _error_content_type(request)
+    if content_type == JSON:
+        body = json.dumps({"errors": [error]})
+    else:
+        body = f"<html><head><title>{status} {error['title']}</title></head><body>{text}</body></html>"
+    response = HttpResponse(body, status=status, content_type=content_type)
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+# --- routing ---------------------------------------------------------------
+
+
+def _check_content_length(request):
+    length = request.META.get("CONTENT_LENGTH")
+    try:
+        if length and int(length) > 0 and not request.META.get("CONTENT_TYPE"):
+            raise errors.Invalid("content-type header required when content-length > 0")
+    except ValueError:
+        raise errors.Invalid("content-length header must be an integer") from None
+
+
+def _run(request, handlers, open_route, kwargs):
+    request.version = None
+    try:
+        request.caller = authenticate(request, open_route)
+        try:
+            request.version = microversion.requested_version(request.headers.get(microversion.HEADER))
+        except microversion.BadVersion as exc:
+            raise errors.Invalid(f"Invalid microversion: {exc}") from None
+        except microversion.UnacceptableVersion as exc:
+            raise errors.NotAcceptable(f"Invalid microversion: {exc}") from None
+        _check_content_length(request)
+        handler = handlers.get(request.method)
+        if handler is None:
+            if not handlers:
+                raise errors.NotFound(NOT_FOUND)
+            raise errors.MethodNotAllowed(
+                f"The method {request.method} is not allowed for this resource.",
+                headers={"Allow": ", ".join(handlers)},
+            )
+        ensure_standard_names()
+        return handler(request, **kwargs)
+    except errors.PlacementError as exc:
+        return error_response(request, exc.status, exc.detail, exc.code, exc.headers)
+    except Exception as exc:  # an unexpected failure is still an API error
+        log.exception("placement API unexpected error")
+        return error_response(request, 500, str(exc))
+
+
+class Route:
+    """One URL of the service and the handler for each method."""
+
+    def __init__(self, pattern, name=None, open_route=False, **handlers):
+        self.pattern = pattern
+        self.name = name
+        self.open_route = open_route
+        self.handlers = handlers
+
+    def view(self, request, **kwargs):
+        response = _run(request, self.handlers, self.open_route, kwargs)
+        if request.version is not None:
+            response[microversion.HEADER] = f"{microversion.SERVICE_TYPE} {request.version}"
+            response["Vary"] = microversion.HEADER.lower()
+        return response
+
+    def urlpattern(self):
+        return path(self.pattern, csrf_exempt(self.view), name=self.name)
+

@@ -1,0 +1,102 @@
+"""/resource_providers/{uuid}/inventories[/{resource_class}]."""
+from placement import errors
+from placement.models import MAX_INT
+from placement.services import providers as service
+
+from . import schemas
+from .base import absolute_url, authorize, empty_response, handler, json_body, json_response, latest
+
+DEFAULTS = {"reserved": 0, "min_unit": 1, "max_unit": MAX_INT, "step_size": 1, "allocation_ratio": 1.0}
+
+
+def with_defaults(data):
+    return {**DEFAULTS, **data}
+
+
+def _serialize(inventory):
+    return {name: getattr(inventory, name) for name in service.INVENTORY_FIELDS}
+
+
+def _one(request, provider, inventory, status=200):
+    data = {**_serialize(inventory), "resource_provider_generation": provider.generation}
+    return json_response(request, data, status=status, last_modified=inventory.last_modified)
+
+
+def _all(request, provider, inventories):
+    data = {
+        "resource_provider_generation": provider.generation,
+        "inventories": {inv.resource_class.name: _serialize(inv) for inv in inventories},
+    }
+    return json_response(request, data, last_modified=latest(inventories))
+
+
+def _provider(uuid):
+    try:
+        return service.get_provider(uuid)
+    except errors.NotFound as exc:
+        raise errors.NotFound(f"No resource provider with uuid {uuid} found : {exc.detail}") from None
+
+
+def _reserved_may_equal_total(request):
+    return request.version >= (1, 26)
+
+
+@handler(returns_json=True)
+def get_inventories(request, uuid):
+    authorize(request, "placement:resource_providers:inventories:list")
+    provider = _provider(uuid)
+    return _all(request, provider, service.provider_inventories(provider))
+
+
+@handler(returns_json=True)
+def get_inventory(request, uuid, resource_class):
+    authorize(request, "placement:resource_providers:inventories:show")
+    provider = _provider(uuid)
+    return _one(request, provider, service.get_inventory(provider, resource_class))
+
+
+@handler(takes_json=True)
+def create_inventory(request, uuid):
+    authorize(request, "placement:resource_providers:inventories:create")
+    service.get_provider(uuid)
+    data = with_defaults(json_body(request, schemas.INVENTORY_POST))
+    class_name = data.pop("resource_class")
+    provider, inventory = service.create_inventory(uuid, class_name, data, _reserved_may_equal_total(request))
+    response = _one(request, provider, inventory, status=201)
+    response["Location"] = absolute_url(request, "resource_providers", uuid, "inventories", class_name)
+    return response
+
+
+@handler(takes_json=True)
+def set_inventories(request, uuid):
+    authorize(request, "placement:resource_providers:inventories:update")
+    service.get_provider(uuid)
+    data = json_body(request, schemas.INVENTORIES_PUT)
+    inventories = {name: with_defaults(fields) for name, fields in data["inventories"].items()}
+    provider, result = service.set_inventories(
+        uuid, data["resource_provider_generation"], inventories, _reserved_may_equal_total(request)
+    )
+    return _all(request, provider, result)
+
+
+@handler(takes_json=True)
+def update_inventory(request, uuid, resource_class):
+    authorize(request, "placement:resource_providers:inventories:update")
+    service.get_provider(uuid)
+    data = with_defaults(json_body(request, schemas.INVENTORY))
+    provider, inventory = service.update_inventory(uuid, resource_class, data, _reserved_may_equal_total(request))
+    return _one(request, provider, inventory)
+
+
+@handler()
+def delete_inventory(request, uuid, resource_class):
+    authorize(request, "placement:resource_providers:inventories:delete")
+    service.delete_inventory(uuid, resource_class)
+    return empty_response()
+
+
+@handler(since=(1, 5), absent_status=405)
+def delete_inventories(request, uuid):
+    authorize(request, "placement:resource_providers:inventories:delete")
+    service.delete_inventories(uuid)
+    return empty_response()

@@ -1,0 +1,35 @@
+"""/resource_providers/{uuid}/usages and /usages (1.9+)."""
+from placement import errors
+from placement.services import allocations as allocation_service
+from placement.services import providers as provider_service
+
+from . import schemas
+from .base import authorize, handler, json_response, validate_query
+
+
+@handler(returns_json=True)
+def provider_usages(request, uuid):
+    authorize(request, "placement:resource_providers:usages")
+    try:
+        provider = provider_service.get_provider(uuid)
+    except errors.NotFound as exc:
+        raise errors.NotFound(f"No resource provider with uuid {uuid} found: {exc.detail}") from None
+    data = {
+        "resource_provider_generation": provider.generation,
+        "usages": allocation_service.provider_usages(provider),
+    }
+    return json_response(request, data)
+
+
+@handler(since=(1, 9), returns_json=True)
+def total_usages(request):
+    project_id = request.GET.get("project_id")
+    authorize(request, "placement:usages", project_id=project_id)
+    by_type = request.version >= (1, 38)
+    validate_query(request, schemas.USAGES_1_38 if by_type else schemas.USAGES_1_9)
+    user_id = request.GET.get("user_id")
+    if by_type:
+        usages = allocation_service.usages_by_consumer_type(project_id, user_id, request.GET.get("consumer_type"))
+    else:
+        usages = allocation_service.total_usages(project_id, user_id)
+    return json_response(request, {"usages": usages})

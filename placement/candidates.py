@@ -1,0 +1,553 @@
+"""The allocation-candidate engine behind GET /allocation_candidates.
+
+It answers "which sets of providers could satisfy these request groups?"
+with upstream Placement's semantics, but works on whole sets: a handful of
+SQL queries load the providers with enough free capacity for each requested
+(resource class, amount), the sharing providers and their anchors, and then
+the trees involved (providers, inventories with usage, traits); everything
+after that is set arithmetic in memory, never a query per provider.
+
+Terms: a *tree* is a root provider and its descendants; the *anchor* of an
+allocation request is the root of the tree it is for (a sharing provider's
+resources can be used by every tree it shares an aggregate with).
+"""
+import itertools
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import os_traits
+from django.db import connection
+
+from placement import errors
+from placement.models import (
+    Allocation,
+    Inventory,
+    PlacementAggregate,
+    ResourceClass,
+    ResourceProvider,
+    ResourceProviderAggregate,
+    ResourceProviderTrait,
+    Trait,
+)
+
+SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
+# Above this many ids, read whole tables and filter in Python instead of
+# sending huge IN (...) lists (SQLite caps bound parameters).
+MAX_IN_LIST = 5000
+
+RP = ResourceProvider._meta.db_table
+INV = Inventory._meta.db_table
+ALLOC = Allocation._meta.db_table
+RP_TRAIT = ResourceProviderTrait._meta.db_table
+RP_AGG = ResourceProviderAggregate._meta.db_table
+AGG = PlacementAggregate._meta.db_table
+
+
+class NoCandidates(Exception):
+    """Some filter already rules out every candidate."""
+
+
+def _query(sql, params=()):
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _in_clause(column, ids):
+    """(" AND column IN (...)", params), or no filter for big sets."""
+    if len(ids) > MAX_IN_LIST:
+        return "", []
+    return f" AND {column} IN ({', '.join(['%s'] * len(ids))})", list(ids)
+
+
+# --- results ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AllocationRequest:
+    """One way to satisfy the request: ``resources`` is a tuple of
+    (provider id, class name, amount); ``mappings`` maps group suffixes to the
+    provider uuids that satisfied them."""
+
+    anchor: int
+    resources: tuple
+    mappings: tuple  # ((suffix, frozenset of uuids), ...)
+    use_same_provider: bool = False
+
+    def key(self):
+        return (frozenset(self.resources), self.mappings)
+
+
+@dataclass
+class Provider:
+    id: int
+    uuid: str
+    parent_id: int
+    root_id: int
+    traits: set = field(default_factory=set)
+    # class name -> (capacity, used, max_unit)
+    resources: dict = field(default_factory=dict)
+
+
+@dataclass
+class Candidates:
+    allocation_requests: list
+    providers: dict  # id -> Provider, for the trees of the allocation requests
+
+
+# --- the search ------------------------------------------------------------------
+
+
+class Search:
+    """State shared by all request groups of one GET /allocation_candidates."""
+
+    def __init__(self, wide, nested_aware):
+        self.wide = wide
+        self.nested_aware = nested_aware
+        self.has_trees = ResourceProvider.objects.filter(parent__isnull=False).exists()
+        self.sharing = set(
+            ResourceProviderTrait.objects.filter(trait__name=SHARING_TRAIT).values_list("resource_provider_id", flat=True)
+        )
+        self.providers = {}  # id -> Provider, loaded tree by tree
+        self.loaded_roots = set()
+        self._capacity = {}
+        self._anchors = None
+        self.anchor_roots = self._anchor_roots()
+
+    # -- loading --
+
+    def providers_with_capacity(self, class_id, amount, root_id=None):
+        """{provider id: root id} for providers that can take ``amount`` more."""
+        key = (class_id, amount)
+        if key not in self._capacity:
+            rows = _query(
+                f"SELECT inv.resource_provider_id, rp.root_id FROM {INV} inv "
+                f"JOIN {RP} rp ON rp.id = inv.resource_provider_id "
+                f"LEFT JOIN (SELECT resource_provider_id, SUM(used) AS used FROM {ALLOC} "
+                f"WHERE resource_class_id = %s GROUP BY resource_provider_id) u "
+                f"ON u.resource_provider_id = inv.resource_provider_id "
+                f"WHERE inv.resource_class_id = %s AND inv.min_unit <= %s AND inv.max_unit >= %s "
+                f"AND %s %% inv.step_size = 0 "
+                f"AND COALESCE(u.used, 0) + %s <= (inv.total - inv.reserved) * inv.allocation_ratio",
+                [class_id, class_id, amount, amount, amount, amount],
+            )
+            self._capacity[key] = dict(rows)
+        found = self._capacity[key]
+        if root_id is not None:
+            return {rp: root for rp, root in found.items() if root == root_id}
+        return found
+
+    def sharing_anchors(self):
+        """{sharing provider id: {root ids of trees sharing an aggregate with it}}."""
+        if self._anchors is None:
+            self._anchors = defaultdict(set)
+            if self.sharing:
+                clause, params = _in_clause("mine.resource_provider_id", self.sharing)
+                rows = _query(
+                    f"SELECT mine.resource_provider_id, rp.root_id FROM {RP_AGG} mine "
+                    f"JOIN {RP_AGG} other ON other.aggregate_id = mine.aggregate_id "
+                    f"JOIN {RP} rp ON rp.id = other.resource_provider_id WHERE 1=1{clause}",
+                    params,
+                )
+                for sharing_id, root_id in rows:
+                    if sharing_id in self.sharing:
+                        self._anchors[sharing_id].add(root_id)
+        return self._anchors
+
+    def load_trees(self, provider_ids):
+        """Load the trees holding ``provider_ids`` (providers, inventories with
+        usage, traits) unless already loaded."""
+        roots = {
+            root for root in self._roots_of(provider_ids) if root not in self.loaded_roots
+        }
+        if not roots:
+            return
+        self.loaded_roots |= roots
+        clause, params = _in_clause("root_id", roots)
+        new = {}
+        for pid, uuid, parent_id, root_id in _query(
+            f"SELECT id, uuid, parent_id, root_id FROM {RP} WHERE 1=1{clause}", params
+        ):
+            if root_id in roots:
+                new[pid] = Provider(pid, uuid, parent_id, root_id)
+        clause, params = _in_clause("rp.root_id", roots)
+        class_names = dict(ResourceClass.objects.values_list("id", "name"))
+        for pid, class_id, total, reserved, ratio, max_unit, used in _query(
+            f"SELECT inv.resource_provider_id, inv.resource_class_id, inv.total, inv.reserved, "
+            f"inv.allocation_ratio, inv.max_unit, "
+            f"(SELECT SUM(a.used) FROM {ALLOC} a WHERE a.resource_provider_id = inv.resource_provider_id "
+            f"AND a.resource_class_id = inv.resource_class_id) "
+            f"FROM {INV} inv JOIN {RP} rp ON rp.id = inv.resource_provider_id WHERE 1=1{clause}",
+            params,
+        ):
+            if pid in new:
+                new[pid].resources[class_names[class_id]] = (
+                    int((total - reserved) * ratio),
+                    int(used or 0),
+                    max_unit,
+                )
+        trait_rows = _query(
+            f"SELECT t.resource_provider_id, t.trait_id FROM {RP_TRAIT} t "
+            f"JOIN {RP} rp ON rp.id = t.resource_provider_id WHERE 1=1{clause}",
+            params,
+        )
+        names = dict(Trait.objects.filter(id__in={t for _p, t in trait_rows}).values_list("id", "name"))
+        for pid, trait_id in trait_rows:
+            if pid in new:
+                new[pid].traits.add(names[trait_id])
+        self.providers.update(new)
+
+    def _roots_of(self, provider_ids):
+        known = {p: self.providers[p].root_id for p in provider_ids if p in self.providers}
+        unknown = [p for p in provider_ids if p not in known]
+        if unknown:
+            clause, params = _in_clause("id", unknown)
+            wanted = set(unknown)
+            known.update(
+                (pid, root) for pid, root in _query(f"SELECT id, root_id FROM {RP} WHERE 1=1{clause}", params)
+                if pid in wanted
+            )
+        return set(known.values())
+
+    def _anchor_roots(self):
+        """Roots allowed by root_required (None: any root)."""
+        required, forbidden = self.wide.root_required, self.wide.root_forbidden
+        if not (required or forbidden):
+            return None
+        ids = _trait_ids(required | forbidden)
+        roots = set(ResourceProvider.objects.filter(parent__isnull=True).values_list("id", flat=True))
+        for name in required:
+            roots &= _providers_with_any_trait({ids[name]})
+        if forbidden:
+            roots -= _providers_with_any_trait({ids[name] for name in forbidden})
+        if not roots:
+            raise NoCandidates()
+        return roots
+
+    def anchor_allowed(self, root_id):
+        return self.anchor_roots is None or root_id in self.anchor_roots
+
+
+def _trait_ids(names):
+    found = dict(Trait.objects.filter(name__in=names).values_list("name", "id"))
+    missing = sorted(set(names) - set(found))
+    if missing:
+        raise errors.Invalid(f"No such trait(s): {', '.join(missing)}.")
+    return found
+
+
+def _providers_with_any_trait(trait_ids):
+    return set(
+        ResourceProviderTrait.objects.filter(trait_id__in=trait_ids).values_list("resource_provider_id", flat=True)
+    )
+
+
+def _providers_in_aggregates(member_of):
+    """Ids of providers in one aggregate of each any-of set."""
+    result = None
+    for any_of in member_of:
+        found = set(
+            ResourceProviderAggregate.objects.filter(aggregate__uuid__in=any_of).values_list(
+                "resource_provider_id", flat=True
+            )
+        )
+        result = found if result is None else result & found
+    return result or set()
+
+
+class GroupSearch:
+    """One request group, its filters resolved to ids."""
+
+    def __init__(self, search, group, class_ids):
+        self.search = search
+        self.group = group
+        self.suffix = group.suffix
+        self.resources = {class_ids[name]: amount for name, amount in group.resources.items()}
+        self.class_names = {class_ids[name]: name for name in group.resources}
+        names = set(group.forbidden_traits).union(*group.required_traits)
+        ids = _trait_ids(names) if names else {}
+        self.required = [{ids[n] for n in any_of} for any_of in group.required_traits]
+        self.required_names = [set(any_of) for any_of in group.required_traits]
+        self.forbidden = {ids[n] for n in group.forbidden_traits}
+        self.forbidden_names = set(group.forbidden_traits)
+        self.in_aggregates = None
+        if group.member_of:
+            self.in_aggregates = _providers_in_aggregates(group.member_of)
+            if not self.in_aggregates:
+                raise NoCandidates()
+        self.bad_aggregates = _providers_in_aggregates([group.forbidden_aggregates]) if group.forbidden_aggregates else set()
+        self.tree_root = None
+        if group.in_tree:
+            tree = ResourceProvider.objects.filter(uuid=group.in_tree).values_list("root_id", flat=True).first()
+            if tree is None:
+                raise NoCandidates()
+            self.tree_root = tree
+        self.with_capacity = {}
+        for class_id, amount in self.resources.items():
+            found = search.providers_with_capacity(class_id, amount, self.tree_root)
+            if not found:
+                raise NoCandidates()
+            self.with_capacity[class_id] = found
+
+    # -- one provider per group (granular groups, or no trees and no sharing) --
+
+    def single_provider_requests(self):
+        matching = self._single_providers()
+        if not matching:
+            return []
+        self.search.load_trees(set(matching))
+        requests = []
+        for rp_id, root_id in matching.items():
+            provider = self.search.providers[rp_id]
+            resources = tuple((rp_id, self.class_names[c], a) for c, a in self.resources.items())
+            mappings = ((self.suffix, frozenset([provider.uuid])),)
+            if self.search.anchor_allowed(root_id):
+                requests.append(AllocationRequest(root_id, resources, mappings, self.group.use_same_provider))
+            if SHARING_TRAIT in provider.traits:
+                for anchor in sorted(self.search.sharing_anchors().get(rp_id, ())):
+                    if anchor != root_id and self.search.anchor_allowed(anchor):
+                        requests.append(AllocationRequest(anchor, resources, mappings, self.group.use_same_provider))
+        return requests
+
+    def _single_providers(self):
+        """{provider id: root id} of providers that alone satisfy the group."""
+        allowed = None
+        if self.required:
+            allowed = None
+            for any_of in self.required:
+                found = _providers_with_any_trait(any_of)
+                allowed = found if allowed is None else allowed & found
+            if not allowed:
+                return {}
+        if self.in_aggregates is not None:
+            allowed = self.in_aggregates if allowed is None else allowed & self.in_aggregates
+            if not allowed:
+                return {}
+        excluded = set(self.bad_aggregates)
+        if self.forbidden:
+            excluded |= _providers_with_any_trait(self.forbidden)
+        if not self.resources:
+            # Resourceless groups (same_subtree): as upstream, only providers
+            # picked out by traits or aggregates qualify.
+            if not allowed:
+                return {}
+            roots = dict(ResourceProvider.objects.filter(id__in=allowed - excluded).values_list("id", "root_id"))
+            return roots
+        result = None
+        for found in self.with_capacity.values():
+            result = dict(found) if result is None else {rp: root for rp, root in result.items() if rp in found}
+        if allowed is not None:
+            result = {rp: root for rp, root in result.items() if rp in allowed}
+        return {rp: root for rp, root in result.items() if rp not in excluded}
+
+    # -- several providers of one tree (plus sharing providers) --
+
+    def tree_requests(self):
+        if self.required and not _providers_with_any_trait(set().union(*self.required)):
+            return []
+        candidates = self._tree_candidates()
+        if not candidates:
+            return []
+        self.search.load_trees({rp for rp, _root, _c in candidates} | {root for _rp, root, _c in candidates})
+        by_tree = defaultdict(lambda: defaultdict(list))
+        for rp_id, root_id, class_id in candidates:
+            by_tree[root_id][class_id].append(rp_id)
+        requests = []
+        providers = self.search.providers
+        for root_id in sorted(by_tree):
+            per_class = by_tree[root_id]
+            classes = sorted(per_class)
+            for choice in itertools.product(*(sorted(per_class[c]) for c in classes)):
+                chosen = [providers[rp] for rp in choice]
+                if not self._traits_ok(chosen):
+                    continue
+                resources = tuple(
+                    (rp_id, self.class_names[c], self.resources[c]) for rp_id, c in zip(choice, classes)
+                )
+                mappings = ((self.suffix, frozenset(p.uuid for p in chosen)),)
+                requests.append(AllocationRequest(root_id, resources, mappings, self.group.use_same_provider))
+        return requests
+
+    def _traits_ok(self, chosen):
+        traits = set()
+        for provider in chosen:
+            if provider.traits & self.forbidden_names:
+                return False
+            traits |= provider.traits
+        return all(any_of & traits for any_of in self.required_names)
+
+    def _tree_candidates(self):
+        """{(provider id, anchor root id, class id)} that could serve each class,
+        keeping only trees that can serve every class."""
+        result = None
+        sharing = self.search.sharing
+        if self.in_aggregates is not None:
+            sharing = sharing & self.in_aggregates
+        for class_id, found in self.with_capacity.items():
+            these = {(rp, root, class_id) for rp, root in found.items()}
+            shared_here = sharing & set(found)
+            if shared_here and self.tree_root is None:
+                anchors = self.search.sharing_anchors()
+                these |= {(rp, anchor, class_id) for rp in shared_here for anchor in anchors.get(rp, ())}
+            if self.search.anchor_roots is not None:
+                these = {c for c in these if c[1] in self.search.anchor_roots}
+            if self.in_aggregates is not None:
+                these = {c for c in these if c[0] in self.in_aggregates or c[1] in self.in_aggregates}
+            if self.bad_aggregates:
+                these = {c for c in these if c[0] not in self.bad_aggregates and c[1] not in self.bad_aggregates}
+            if not these:
+                return set()
+            if result is None:
+                result = these
+            else:
+                common = {c[1] for c in result} & {c[1] for c in these}
+                result = {c for c in result | these if c[1] in common}
+            if not result:
+                return set()
+        if (not self.required and not self.forbidden) or self.search.sharing:
+            return result
+        return self._trees_with_traits(result)
+
+    def _trees_with_traits(self, candidates):
+        """Keep the candidates of trees whose trait-clean candidates together
+        have the required traits (upstream's tree-level trait filter)."""
+        rp_ids = {c[0] for c in candidates}
+        bad = _providers_with_any_trait(self.forbidden) & rp_ids if self.forbidden else set()
+        good = rp_ids - bad
+        root_of = {c[0]: c[1] for c in candidates}
+        good_roots = {root_of[rp] for rp in good}
+        if not self.required:
+            return {c for c in candidates if c[1] in good_roots}
+        traits_by_root = defaultdict(set)
+        for rp_id, trait_id in ResourceProviderTrait.objects.filter(resource_provider_id__in=good).values_list(
+            "resource_provider_id", "trait_id"
+        ):
+            traits_by_root[root_of[rp_id]].add(trait_id)
+        ok_roots = {
+            root for root, traits in traits_by_root.items() if all(any_of & traits for any_of in self.required)
+        }
+        return {c for c in candidates if c[1] in ok_roots}
+
+    def requests(self):
+        if not self.group.use_same_provider and (self.search.sharing or self.search.has_trees):
+            return self.tree_requests()
+        return self.single_provider_requests()
+
+
+# --- combining groups --------------------------------------------------------------
+
+
+def find_candidates(groups, wide, nested_aware=True):
+    """Candidates for ``groups`` ({suffix: RequestGroup}) and the request-wide
+    parameters ``wide``. Unknown resource classes or traits raise errors.Invalid."""
+    class_names = {name for g in groups.values() for name in g.resources}
+    class_ids = dict(ResourceClass.objects.filter(name__in=class_names).values_list("name", "id"))
+    for name in sorted(class_names):
+        if name not in class_ids:
+            raise errors.Invalid(f"Invalid resource class in resources parameter: No such resource class {name}.")
+    try:
+        search = Search(wide, nested_aware)
+        per_group = {}
+        for suffix, group in groups.items():
+            found = GroupSearch(search, group, class_ids).requests()
+            if not found:
+                return Candidates([], {})
+            per_group[suffix] = found
+    except NoCandidates:
+        return Candidates([], {})
+    requests = _combine(search, per_group)
+    if not nested_aware and search.has_trees:
+        requests = [r for r in requests if _one_provider_per_tree(search, r)]
+    if wide.limit is not None:
+        requests = requests[: wide.limit]
+    used_roots = {search.providers[rp].root_id for r in requests for rp, _c, _a in r.resources}
+    if not nested_aware and search.has_trees:
+        used = {rp for r in requests for rp, _c, _a in r.resources}
+        providers = {pid: p for pid, p in search.providers.items() if pid in used}
+    else:
+        providers = {pid: p for pid, p in search.providers.items() if p.root_id in used_roots}
+    return Candidates(requests, providers)
+
+
+def _one_provider_per_tree(search, request):
+    providers = {rp for rp, _c, _a in request.resources}
+    return len(providers) == len({search.providers[rp].root_id for rp in providers})
+
+
+def _combine(search, per_group):
+    """Merge one allocation request per group, anchor by anchor, into whole
+    allocation requests; keep those within group_policy, same_subtree and
+    capacity."""
+    suffixes = list(per_group)
+    by_anchor = defaultdict(lambda: defaultdict(list))
+    for suffix, found in per_group.items():
+        for request in found:
+            by_anchor[request.anchor][suffix].append(request)
+    granular = len([s for s in suffixes if s])
+    results = {}
+    for anchor, lists in by_anchor.items():
+        if len(lists) != len(suffixes):
+            continue
+        for combination in itertools.product(*(lists[s] for s in suffixes)):
+            if search.wide.group_policy == "isolate" and not _isolated(combination, granular):
+                continue
+            merged = _merge(anchor, combination)
+            if not _same_subtree_ok(search, merged) or _exceeds_capacity(search, merged):
+                continue
+            results.setdefault(merged.key(), merged)
+    return list(results.values())
+
+
+def _isolated(combination, granular):
+    providers = set()
+    for request in combination:
+        if request.use_same_provider:
+            providers |= request.mappings[0][1]
+    return len(providers) == granular
+
+
+def _merge(anchor, combination):
+    amounts = {}
+    mappings = defaultdict(set)
+    for request in combination:
+        for rp_id, class_name, amount in request.resources:
+            amounts[(rp_id, class_name)] = amounts.get((rp_id, class_name), 0) + amount
+        for suffix, uuids in request.mappings:
+            mappings[suffix] |= uuids
+    return AllocationRequest(
+        anchor,
+        tuple((rp, c, a) for (rp, c), a in amounts.items()),
+        tuple((s, frozenset(u)) for s, u in mappings.items()),
+    )
+
+
+def _exceeds_capacity(search, request):
+    for rp_id, class_name, amount in request.resources:
+        capacity, used, max_unit = search.providers[rp_id].resources[class_name]
+        if used + amount > capacity or amount > max_unit:
+            return True
+    return False
+
+
+def _same_subtree_ok(search, request):
+    if not search.wide.same_subtrees:
+        return True
+    mappings = dict(request.mappings)
+    by_uuid = {p.uuid: p for p in search.providers.values()}
+    for suffixes in search.wide.same_subtrees:
+        uuids = set().union(*(mappings.get(s, set()) for s in suffixes))
+        if len(uuids) <= 1:
+            continue
+        ancestors = [_ancestors(by_uuid, search.providers, u) for u in uuids]
+        if not set.intersection(*ancestors) & uuids:
+            return False
+    return True
+
+
+def _ancestors(by_uuid, providers, uuid):
+    found = {uuid}
+    provider = by_uuid[uuid]
+    while provider.parent_id is not None:
+        provider = providers[provider.parent_id]
+        found.add(provider.uuid)
+    return found

@@ -1,0 +1,330 @@
+"""Consumers, their allocations, and usages.
+
+Writing allocations replaces everything a consumer holds, in one
+transaction that locks the providers involved (in id order, so concurrent
+claims queue instead of deadlocking), checks capacity against what others
+already use, and bumps provider and consumer generations. Two claims racing
+for the last unit therefore cannot both succeed."""
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, Sum
+from django.utils import timezone
+
+from placement import errors
+from placement.models import (
+    Allocation,
+    Consumer,
+    ConsumerType,
+    Inventory,
+    Project,
+    ResourceClass,
+    ResourceProvider,
+    User,
+)
+
+from .providers import bump_generation
+
+# Owner of allocations written before 1.8 (no project/user in the request).
+INCOMPLETE_CONSUMER_PROJECT = "00000000-0000-0000-0000-000000000000"
+INCOMPLETE_CONSUMER_USER = "00000000-0000-0000-0000-000000000000"
+UNKNOWN_CONSUMER_TYPE = "unknown"
+UNSET = object()
+
+
+@dataclass
+class ConsumerRequest:
+    """What one consumer should hold: ``allocations`` is
+    ``{provider uuid: {resource class: amount}}`` (empty: hold nothing)."""
+
+    uuid: str
+    allocations: dict
+    project_id: str = None
+    user_id: str = None
+    generation: object = UNSET  # compared when set (1.28+); None means "new consumer"
+    consumer_type: str = None  # set from 1.38
+
+
+# --- reading ---------------------------------------------------------------
+
+
+def consumer_allocations(consumer_uuid):
+    """(consumer or None, allocations with their providers)."""
+    allocations = list(
+        Allocation.objects.filter(consumer__uuid=consumer_uuid)
+        .select_related("resource_provider", "resource_class", "consumer__project", "consumer__user", "consumer__consumer_type")
+        .order_by("id")
+    )
+    return (allocations[0].consumer if allocations else None), allocations
+
+
+def provider_allocations(provider):
+    return list(
+        Allocation.objects.filter(resource_provider=provider)
+        .select_related("resource_class", "consumer")
+        .order_by("id")
+    )
+
+
+def provider_usages(provider):
+    """{class name: used} for every class the provider has inventory of."""
+    usages = {
+        name: 0
+        for name in Inventory.objects.filter(resource_provider=provider).values_list("resource_class__name", flat=True)
+    }
+    used = (
+        Allocation.objects.filter(resource_provider=provider, resource_class__name__in=list(usages))
+        .values("resource_class__name")
+        .annotate(used=Sum("used"))
+        .values_list("resource_class__name", "used")
+    )
+    usages.update(dict(used))
+    return usages
+
+
+def total_usages(project_id, user_id=None):
+    """{class name: used} over a project's (and user's) consumers."""
+    allocations = _project_allocations(project_id, user_id)
+    return dict(
+        allocations.values("resource_class__name")
+        .annotate(used=Sum("used"))
+        .values_list("resource_class__name", "used")
+    )
+
+
+def _project_allocations(project_id, user_id):
+    allocations = Allocation.objects.filter(consumer__project__external_id=project_id)
+    if user_id:
+        allocations = allocations.filter(consumer__user__external_id=user_id)
+    return allocations
+
+
+def usages_by_consumer_type(project_id, user_id=None, consumer_type=None):
+    """{type name: {class name: used, ..., "consumer_count": n}} (1.38).
+
+    ``consumer_type`` "all" folds every consumer into one "all" group,
+    "unknown" keeps consumers without a type, any other name that type."""
+    allocations = _project_allocations(project_id, user_id)
+    if consumer_type == UNKNOWN_CONSUMER_TYPE:
+        allocations = allocations.filter(consumer__consumer_type__isnull=True)
+    elif consumer_type and consumer_type != "all":
+        allocations = allocations.filter(consumer__consumer_type__name=consumer_type)
+    if consumer_type in ("all", UNKNOWN_CONSUMER_TYPE):
+        group = F("consumer_id") * 0  # one group for everything
+    else:
+        group = F("consumer__consumer_type__name")
+    result = defaultdict(dict)
+    counts = allocations.annotate(group=group).values("group").annotate(n=Count("consumer_id", distinct=True))
+    names = {}
+    for row in counts:
+        name = consumer_type if consumer_type in ("all", UNKNOWN_CONSUMER_TYPE) else (row["group"] or UNKNOWN_CONSUMER_TYPE)
+        names[row["group"]] = name
+        result[name]["consumer_count"] = row["n"]
+    sums = allocations.annotate(group=group).values("group", "resource_class__name").annotate(used=Sum("used"))
+    for row in sums:
+        result[names[row["group"]]][row["resource_class__name"]] = row["used"]
+    return dict(result)
+
+
+# --- writing ---------------------------------------------------------------
+
+
+def _owner(model, external_id):
+    owner = model.objects.filter(external_id=external_id).first()
+    if owner is None:
+        try:
+            with transaction.atomic():
+                owner = model.objects.create(external_id=external_id)
+        except IntegrityError:
+            owner = model.objects.get(external_id=external_id)
+    return owner
+
+
+def _consumer_type(name):
+    if name is None:
+        return None
+    found = ConsumerType.objects.filter(name=name).first()
+    if found is None:
+        try:
+            with transaction.atomic():
+                found = ConsumerType.objects.create(name=name)
+        except IntegrityError:
+            found = ConsumerType.objects.get(name=name)
+    return found
+
+
+def _prepare_consumer(request):
+    """The consumer row for a request (created if new, locked if not), after
+    checking the consumer generation."""
+    project = _owner(Project, request.project_id or INCOMPLETE_CONSUMER_PROJECT)
+    user = _owner(User, request.user_id or INCOMPLETE_CONSUMER_USER)
+    consumer_type = _consumer_type(request.consumer_type)
+    consumer = Consumer.objects.select_for_update().filter(uuid=request.uuid).first()
+    if consumer is None:
+        if request.generation is not UNSET and request.generation is not None:
+            raise errors.Conflict(
+                f"consumer generation conflict - expected null but got {request.generation}",
+                code=errors.CONCURRENT_UPDATE,
+            )
+        try:
+            with transaction.atomic():
+                return Consumer.objects.create(
+                    uuid=request.uuid, project=project, user=user, consumer_type=consumer_type
+                )
+        except IntegrityError:
+            raise errors.Conflict(
+                "consumer generation conflict - another request created the consumer; retry",
+                code=errors.CONCURRENT_UPDATE,
+            ) from None
+    if request.generation is not UNSET and consumer.generation != request.generation:
+        raise errors.Conflict(
+            f"consumer generation conflict - expected {consumer.generation} but got {request.generation}",
+            code=errors.CONCURRENT_UPDATE,
+        )
+    changed = consumer.project_id != project.id or consumer.user_id != user.id
+    if consumer_type is not None and consumer.consumer_type_id != consumer_type.id:
+        changed = True
+        consumer.consumer_type = consumer_type
+    if changed:
+        consumer.project, consumer.user = project, user
+        consumer.save(update_fields=["project", "user", "consumer_type"])
+    return consumer
+
+
+class AllocationProblem(Exception):
+    """A request that cannot be met: ``kind`` is "provider" (no such provider),
+    "class" (no such resource class) or "inventory" (does not fit)."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def _locked_providers(uuids):
+    providers = {
+        p.uuid: p
+        for p in ResourceProvider.objects.select_for_update().filter(uuid__in=uuids).order_by("id")
+    }
+    for uuid in uuids:
+        if uuid not in providers:
+            raise AllocationProblem("provider", f"Allocation for resource provider '{uuid}' that does not exist.")
+    return providers
+
+
+def _usage(provider_ids, class_ids):
+    rows = (
+        Allocation.objects.filter(resource_provider_id__in=provider_ids, resource_class_id__in=class_ids)
+        .values("resource_provider_id", "resource_class_id")
+        .annotate(used=Sum("used"))
+    )
+    return {(r["resource_provider_id"], r["resource_class_id"]): r["used"] for r in rows}
+
+
+def _check_fits(requests, providers, class_ids, previous_usage):
+    """Every requested amount must respect the inventory's min_unit, max_unit
+    and step_size, and all amounts together must fit in the capacity left by
+    other consumers (or at least not grow an existing overage)."""
+    provider_ids = {p.id for p in providers.values()}
+    inventories = {
+        (inv.resource_provider_id, inv.resource_class_id): inv
+        for inv in Inventory.objects.filter(
+            resource_provider_id__in=provider_ids, resource_class_id__in=set(class_ids.values())
+        )
+    }
+    with_inventory = {rp_id for rp_id, _ in inventories}
+    missing = [uuid for uuid, p in providers.items() if p.id not in with_inventory]
+    if missing:
+        raise AllocationProblem(
+            "inventory",
+            f"Inventory for '{', '.join(sorted(class_ids))}' on resource provider '{', '.join(missing)}' invalid.",
+        )
+    usage = _usage(provider_ids, set(class_ids.values()))
+    wanted = defaultdict(int)
+    for request in requests:
+        for rp_uuid, resources in request.allocations.items():
+            for class_name, amount in resources.items():
+                key = (providers[rp_uuid].id, class_ids[class_name])
+                inventory = inventories.get(key)
+                where = f"'{class_name}' on resource provider '{rp_uuid}'"
+                if inventory is None:
+                    raise AllocationProblem("inventory", f"Inventory for {where} invalid.")
+                if amount < inventory.min_unit or amount > inventory.max_unit or amount % inventory.step_size:
+                    raise AllocationProblem(
+                        "inventory",
+                        f"Unable to create allocation for {where}. "
+                        "The requested amount would violate inventory constraints.",
+                    )
+                wanted[key] += amount
+                used = usage.get(key, 0)
+                if used + wanted[key] > (inventory.total - inventory.reserved) * inventory.allocation_ratio:
+                    previous = previous_usage.get(key)
+                    if previous is None or used + wanted[key] > previous:
+                        raise AllocationProblem(
+                            "inventory",
+                            f"Unable to create allocation for {where}. "
+                            "The requested amount would exceed the capacity.",
+                        )
+
+
+def replace_allocations(requests):
+    """Make each consumer in ``requests`` hold exactly what its request says.
+
+    Raises errors.Conflict for generation conflicts and AllocationProblem
+    when the request cannot be met; changes nothing in either case."""
+    with transaction.atomic():
+        provider_uuids = sorted({uuid for r in requests for uuid in r.allocations})
+        consumers = {r.uuid: _prepare_consumer(r) for r in requests}
+        providers = _locked_providers(provider_uuids)
+        class_names = {name for r in requests for resources in r.allocations.values() for name in resources}
+        class_ids = dict(ResourceClass.objects.filter(name__in=class_names).values_list("name", "id"))
+        for name in sorted(class_names):
+            if name not in class_ids:
+                raise AllocationProblem("class", f"No such resource class {name}.")
+        emptied_consumers = [consumers[r.uuid] for r in requests if not r.allocations]
+        emptied_provider_ids = set(
+            Allocation.objects.filter(consumer__in=emptied_consumers).values_list("resource_provider_id", flat=True)
+        )
+        previous_usage = _usage({p.id for p in providers.values()}, set(class_ids.values()))
+        Allocation.objects.filter(consumer__in=consumers.values()).delete()
+        if provider_uuids:
+            _check_fits(requests, providers, class_ids, previous_usage)
+        now = timezone.now()
+        Allocation.objects.bulk_create(
+            [
+                Allocation(
+                    resource_provider=providers[rp_uuid],
+                    consumer=consumers[request.uuid],
+                    resource_class_id=class_ids[class_name],
+                    used=amount,
+                    created_at=now,
+                )
+                for request in requests
+                for rp_uuid, resources in request.allocations.items()
+                for class_name, amount in resources.items()
+            ]
+        )
+        # As upstream: the providers written to, and those a consumer left entirely.
+        touched = {p.id: p for p in providers.values()}
+        for provider in ResourceProvider.objects.select_for_update().filter(
+            id__in=emptied_provider_ids - set(touched)
+        ):
+            touched[provider.id] = provider
+        for provider_id in sorted(touched):
+            bump_generation(touched[provider_id])
+        for request in requests:
+            consumer = consumers[request.uuid]
+            if request.allocations:
+                Consumer.objects.filter(id=consumer.id).update(generation=F("generation") + 1, updated_at=now)
+            else:
+                consumer.delete()
+
+
+def delete_consumer_allocations(consumer_uuid):
+    """Remove a consumer and all it holds (provider generations stay, as upstream)."""
+    with transaction.atomic():
+        consumer = Consumer.objects.select_for_update().filter(uuid=consumer_uuid).first()
+        if consumer is None or not Allocation.objects.filter(consumer=consumer).exists():
+            raise errors.NotFound(f"No allocations for consumer '{consumer_uuid}'")
+        consumer.delete()

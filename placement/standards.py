@@ -1,0 +1,43 @@
+"""Standard resource classes and traits, from the os-resource-classes and
+os-traits packages, kept in the database next to the CUSTOM_* ones."""
+import os_resource_classes
+import os_traits
+from django.db import transaction
+
+from .models import ResourceClass, Trait
+
+CUSTOM_PREFIX = "CUSTOM_"
+
+_synced = False
+
+
+def sync_standard_names(resource_class_model=ResourceClass, trait_model=Trait):
+    """Insert the standard resource classes (id = position in the package's
+    list) and traits that the database lacks. Safe to run repeatedly."""
+    with transaction.atomic():
+        have = set(resource_class_model.objects.filter(id__lt=10000).values_list("name", flat=True))
+        resource_class_model.objects.bulk_create(
+            [
+                resource_class_model(id=index, name=name)
+                for index, name in enumerate(os_resource_classes.STANDARDS)
+                if name not in have
+            ],
+            ignore_conflicts=True,
+        )
+        have = set(trait_model.objects.exclude(name__startswith=CUSTOM_PREFIX).values_list("name", flat=True))
+        trait_model.objects.bulk_create(
+            [trait_model(name=name) for name in os_traits.get_traits() if name not in have],
+            ignore_conflicts=True,
+        )
+
+
+def ensure_standard_names():
+    """Run the sync once per process (a newer package may add names)."""
+    global _synced
+    if not _synced:
+        sync_standard_names()
+        _synced = True
+
+
+def is_standard_trait(name):
+    return not name.startswith(CUSTOM_PREFIX)
