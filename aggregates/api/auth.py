@@ -75,6 +75,9 @@ POLICIES = {
     "os_compute_api:os-flavor-extra-specs:delete": "admin",
     "os_compute_api:os-host-registrations:create": "admin",
     "identity:list_projects": "reader",
+    "identity:get_project": "reader",
+    "identity:validate_token": "reader",
+    "identity:revoke_token": "admin",
 }
 
 
