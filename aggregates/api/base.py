@@ -1,6 +1,7 @@
 """The base of every compute API view: versioning, token auth, Nova faults."""
 from datetime import timezone as dt_timezone
 
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
@@ -10,7 +11,16 @@ from .errors import ApiError, compute_exception_handler
 from .microversions import APIVersion, ComputeVersioning, version_headers
 
 
+class AnyAcceptHeader(DefaultContentNegotiation):
+    """Nova answers JSON whatever the Accept header says; openstacksdk sends
+    some requests (``flavor create --project``) with an empty one."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
 class ComputeAPIView(APIView):
+    content_negotiation_class = AnyAcceptHeader
     authentication_classes = [TokenAuthentication]
     permission_classes = []
     versioning_class = ComputeVersioning

@@ -96,3 +96,9 @@ def test_every_response_carries_a_request_id(admin_api):
     response = admin_api.get("/os-aggregates")
     assert response.headers["X-OpenStack-Request-ID"].startswith("req-")
     assert response.headers["X-Compute-Request-ID"] == response.headers["X-OpenStack-Request-ID"]
+
+
+@pytest.mark.parametrize("accept", ["", "text/html", "*/*"])
+def test_any_accept_header_gets_json(admin_api, accept):
+    response = admin_api.get("/os-aggregates", headers={"Accept": accept})
+    assert response.status_code == 200 and response.json() == {"aggregates": []}
