@@ -3,7 +3,7 @@ compute services (os-services) and the hypervisors (os-hypervisors)."""
 import uuid
 
 from django.db import IntegrityError, transaction
-from django.db.models import Sum
+from django.db.models import F, Sum
 from django.utils import timezone
 
 from aggregates.models import AggregateHost, ComputeNode, Service
@@ -87,6 +87,15 @@ def _register(caller, host, node, reported):
                  **{name: getattr(compute_node, name) for name in REGISTRATION_PAYLOAD_FIELDS}},
     )
     return compute_node, created
+
+
+def heartbeat(hosts):
+    """The agents of ``hosts`` report in: their compute services are seen up
+    now. No event is recorded (it happens every few seconds per host).
+    Returns how many services were updated."""
+    now = timezone.now()
+    return Service.objects.filter(host__in=list(hosts), binary=Service.COMPUTE).update(
+        last_seen_up=now, updated_at=now, report_count=F("report_count") + 1)
 
 
 # --- compute services -------------------------------------------------------

@@ -275,3 +275,20 @@ def test_command_reports_a_node_name_owned_by_another_host(db):
     with pytest.raises(CommandError, match="already registered by host node1"):
         run("node2", "--node", "shared", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1")
     assert list(Service.objects.values_list("host", flat=True)) == ["node1"]
+
+
+def test_heartbeat_brings_a_silent_host_back_up(admin_api, make_host):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from aggregates.models import Service
+    from aggregates.services import hosts
+
+    make_host("quiet")
+    make_host("other")
+    Service.objects.update(last_seen_up=timezone.now() - timedelta(hours=1))
+    states = lambda: {s["host"]: s["state"] for s in admin_api.get("/os-services").json()["services"]}  # noqa: E731
+    assert states() == {"quiet": "down", "other": "down"}
+    assert hosts.heartbeat(["quiet"]) == 1
+    assert states() == {"quiet": "up", "other": "down"}

@@ -1,0 +1,56 @@
+"""manage.py seed_demo: a realistic small cloud, loaded once."""
+from io import StringIO
+
+from django.apps import apps
+from django.core.management import call_command
+
+from aggregates import demo
+from aggregates.models import Aggregate, AggregateMetadata, Flavor, Service
+
+
+def every_row():
+    return {
+        model.__name__: sorted(map(repr, model.objects.values_list()))
+        for model in apps.get_app_config("aggregates").get_models()
+    }
+
+
+def test_seed_builds_the_demo_cloud_and_a_second_run_changes_nothing(db):
+    out = StringIO()
+    call_command("seed_demo", stdout=out)
+    assert "Demo cloud ready" in out.getvalue()
+    assert Service.objects.filter(binary="nova-compute").count() == len(demo.HOSTS) == 42
+    assert Aggregate.objects.count() == len(demo.AGGREGATES)
+    assert Flavor.objects.count() == len(demo.FLAVORS) == 12
+    assert set(AggregateMetadata.objects.filter(key="availability_zone").values_list("value", flat=True)) == {
+        "az1", "az2", "az3"}
+    assert Service.objects.filter(disabled=True).count() == len(demo.DISABLED_HOSTS)
+
+    before = every_row()
+    out = StringIO()
+    call_command("seed_demo", stdout=out)
+    assert "(0 objects created)" in out.getvalue()
+    assert every_row() == before
+
+
+def test_demo_users_log_in_with_their_roles(db, client):
+    call_command("seed_demo", stdout=StringIO())
+    for username, role, project, _ in demo.USERS:
+        response = client.post("/identity/v3/auth/tokens", {"auth": {
+            "identity": {"methods": ["password"], "password": {"user": {
+                "name": username, "domain": {"name": "Default"}, "password": demo.DEMO_PASSWORD}}},
+            "scope": {"project": {"name": project, "domain": {"name": "Default"}}}}},
+            content_type="application/json")
+        assert response.status_code == 201, response.content
+        assert role in {r["name"] for r in response.json()["token"]["roles"]}
+
+
+def test_demo_api_views_match_the_demo(db, admin_api):
+    call_command("seed_demo", stdout=StringIO())
+    zones = admin_api.get("/os-availability-zone").json()["availabilityZoneInfo"]
+    assert {z["zoneName"] for z in zones} == {"az1", "az2", "az3"}
+    acme = next(a for a in admin_api.get("/os-aggregates").json()["aggregates"] if a["name"] == "acme-dedicated")
+    assert acme["metadata"]["filter_tenant_id"] == demo.PROJECTS[2][1]
+    assert acme["hosts"] == demo.ACME_HOSTS
+    specs = admin_api.get("/flavors/ssd.xlarge/os-extra_specs", version="2.86").json()["extra_specs"]
+    assert specs == {"aggregate_instance_extra_specs:ssd": "true", "hw:cpu_policy": "dedicated"}
