@@ -9,6 +9,15 @@ from aggregates import identity, services
 from aggregates.context import Caller
 
 
+@pytest.fixture(autouse=True, scope="session")
+def fast_password_hashing():
+    """Tests create many users; a slow hash buys nothing here."""
+    from django.test.utils import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
+
+
 class ApiClient:
     """Speaks JSON to Corral over its HTTP interface, with a token and an
     optional microversion."""
