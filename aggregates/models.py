@@ -257,3 +257,80 @@ class Event(models.Model):
 
     def __str__(self):
         return f"{self.event_type} {self.object_type} {self.object_id}"
+
+
+# --- Mirroring aggregates into placement ----------------------------------
+
+
+class PlacementMirrorRequest(models.Model):
+    """Outbox row: placement must learn that ``host`` joined or left an
+    aggregate (or that the aggregate was deleted). Written in the same
+    transaction as the change; applied by a task, the drain or the
+    reconciler. The aggregate is copied (id, name, uuid) because it may be
+    deleted before the row is applied."""
+
+    ADD = "add"
+    REMOVE = "remove"
+    DELETE = "delete"
+    ACTIONS = [(ADD, "add host"), (REMOVE, "remove host"), (DELETE, "delete aggregate")]
+
+    PENDING = "pending"
+    DONE = "done"
+    FAILED = "failed"
+    STATUSES = [(PENDING, "pending"), (DONE, "done"), (FAILED, "failed")]
+
+    aggregate_uuid = models.UUIDField(db_index=True)
+    aggregate_id = models.IntegerField(null=True, blank=True)
+    aggregate_name = models.CharField(max_length=255)
+    host = models.CharField(max_length=255, blank=True, default="")
+    # The host's compute nodes when the change was made, [[uuid, hypervisor
+    # hostname], ...]: a removal still finds their providers after the host
+    # itself was deleted.
+    nodes = models.JSONField(default=list, blank=True)
+    action = models.CharField(max_length=16, choices=ACTIONS)
+    status = models.CharField(max_length=16, choices=STATUSES, default=PENDING)
+    attempts = models.IntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    applied_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["status", "next_attempt_at"])]
+
+    def __str__(self):
+        target = f"host {self.host} " if self.host else ""
+        return f"{self.action} {target}aggregate {self.aggregate_name} ({self.status})"
+
+
+class ReconciliationRun(models.Model):
+    """One pass of making placement's aggregate associations match Corral's."""
+
+    COMMAND = "command"
+    SCHEDULE = "schedule"
+    TRIGGERS = [(COMMAND, "command"), (SCHEDULE, "schedule")]
+
+    trigger = models.CharField(max_length=16, choices=TRIGGERS)
+    dry_run = models.BooleanField(default=False)
+    prune = models.BooleanField(default=False)
+    started_at = models.DateTimeField(default=timezone.now, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    duration_seconds = models.FloatField(null=True, blank=True)
+    missing_found = models.IntegerField(default=0)
+    stale_found = models.IntegerField(default=0)
+    unknown_providers = models.IntegerField(default=0)
+    hosts_without_provider = models.IntegerField(default=0)
+    added = models.IntegerField(default=0)
+    removed = models.IntegerField(default=0)
+    failures = models.IntegerField(default=0)
+    placement_requests = models.IntegerField(default=0)
+    exit_code = models.IntegerField(null=True, blank=True)
+    messages = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self):
+        return f"reconciliation {self.started_at:%Y-%m-%d %H:%M:%S} ({self.trigger})"

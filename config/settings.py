@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "django_filters",
+    "django_celery_beat",
     "aggregates",
     "placement",
     "dashboard",
@@ -160,3 +161,18 @@ LOGGING = {
 # Placement checks keystone-mode tokens through this callable (token, request_id)
 # -> Caller or None, named here so that placement/ never imports aggregates/.
 PLACEMENT_TOKEN_VALIDATOR = os.environ.get("PLACEMENT_TOKEN_VALIDATOR", "aggregates.identity.caller_for_token")
+
+# --- Mirroring aggregates into placement ------------------------------------
+# Token sent to placement. Empty: "admin" under noauth2, else a token that
+# Corral issues itself for its service user (PLACEMENT_SERVICE_USER).
+PLACEMENT_AUTH_TOKEN = os.environ.get("PLACEMENT_AUTH_TOKEN", "")
+PLACEMENT_SERVICE_USER = os.environ.get("PLACEMENT_SERVICE_USER", "corral-placement")
+PLACEMENT_CONNECT_TIMEOUT = float(os.environ.get("PLACEMENT_CONNECT_TIMEOUT", "3"))
+PLACEMENT_READ_TIMEOUT = float(os.environ.get("PLACEMENT_READ_TIMEOUT", "30"))
+# A mirror request that failed this many times is marked failed (the
+# reconciler still repairs its association).
+PLACEMENT_MIRROR_MAX_ATTEMPTS = env_int("PLACEMENT_MIRROR_MAX_ATTEMPTS", 12)
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Publishing gives up after one immediate retry, so that a dead broker delays
+# an operator's request by a moment, not seconds (the outbox keeps the work).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0}

@@ -18,6 +18,20 @@ def fast_password_hashing():
         yield
 
 
+@pytest.fixture(autouse=True)
+def isolated_side_effects(settings):
+    """Every test runs Celery tasks in-process (tests that need a real worker
+    start their own) and mirrors into a placement URL where nothing listens,
+    unless it points PLACEMENT_URL at a placement of its own."""
+    from config import celery_app
+
+    saved = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    settings.PLACEMENT_URL = "http://127.0.0.1:9/placement"
+    yield
+    celery_app.conf.task_always_eager = saved
+
+
 class ApiClient:
     """Speaks JSON to Corral over its HTTP interface, with a token and an
     optional microversion."""

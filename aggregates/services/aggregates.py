@@ -9,7 +9,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Prefetch, Sum
 from django.utils import timezone
 
-from aggregates.models import Aggregate, AggregateHost, AggregateMetadata, ComputeNode, Service
+from aggregates import mirroring
+from aggregates.models import Aggregate, AggregateHost, AggregateMetadata, ComputeNode, PlacementMirrorRequest, Service
 
 from . import events
 from .exceptions import Conflict, Invalid, NotFound
@@ -219,6 +220,7 @@ def delete_aggregate(caller, aggregate_id):
                     f"Remove its {len(hosts)} host(s) first: {', '.join(hosts)}."
                 )
             payload = snapshot(aggregate)
+            mirroring.record(aggregate, PlacementMirrorRequest.DELETE)
             aggregate.delete()
             _record(caller, "aggregate.delete.end", Aggregate(id=aggregate_id, uuid=payload["uuid"]), payload)
 
@@ -260,6 +262,7 @@ def add_host(caller, aggregate_id, host):
             if host in hosts_of(aggregate):
                 raise Conflict(f"Aggregate {aggregate_id} already has host {host}.")
             AggregateHost.objects.create(aggregate=aggregate, host=host)
+            mirroring.record(aggregate, PlacementMirrorRequest.ADD, host)
             _touch(aggregate)
             aggregate = get_aggregate(aggregate_id)
             _record(caller, "aggregate.add_host.end", aggregate)
@@ -291,6 +294,7 @@ def remove_host(caller, aggregate_id, host):
             deleted, _ = AggregateHost.objects.filter(aggregate=aggregate, host=host).delete()
             if not deleted:
                 raise NotFound(f"{not_found}: the host is not a member of it.")
+            mirroring.record(aggregate, PlacementMirrorRequest.REMOVE, host)
             _touch(aggregate)
             aggregate = get_aggregate(aggregate_id)
             _record(caller, "aggregate.remove_host.end", aggregate)

@@ -1,0 +1,166 @@
+"""Fixtures running an upstream Placement service (openstack-placement in the
+virtualenv named by UPSTREAM_PLACEMENT_VENV, default /tmp/upstream-placement-venv)
+with a SQLite file and noauth2, as /work/shared/conformance/README.md does.
+Tests needing it are skipped when that virtualenv is missing."""
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import requests
+from django.utils import timezone
+
+from aggregates.models import PlacementMirrorRequest
+
+UPSTREAM_VENV = Path(os.environ.get("UPSTREAM_PLACEMENT_VENV", "/tmp/upstream-placement-venv"))
+INSTALL_HINT = (
+    f"upstream Placement is not installed in {UPSTREAM_VENV}: create it with "
+    f"`python3 -m venv {UPSTREAM_VENV} && {UPSTREAM_VENV}/bin/pip install openstack-placement==16.0.0 gunicorn` "
+    "or point UPSTREAM_PLACEMENT_VENV at such a virtualenv"
+)
+CONFIG = """[api]
+auth_strategy = noauth2
+[oslo_policy]
+enforce_new_defaults = False
+[placement_database]
+connection = sqlite:///{db}
+"""
+ADMIN_HEADERS = {"X-Auth-Token": "admin", "OpenStack-API-Version": "placement 1.39"}
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class UpstreamPlacement:
+    """An upstream placement-api under gunicorn on 127.0.0.1, with helpers
+    that talk to it directly (not through Corral's client)."""
+
+    def __init__(self, workdir):
+        self.workdir = Path(workdir)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = None
+        self.env = {**os.environ, "OS_PLACEMENT_CONFIG_DIR": str(self.workdir)}
+        (self.workdir / "placement.conf").write_text(CONFIG.format(db=self.workdir / "placement.db"))
+        subprocess.run(
+            [str(UPSTREAM_VENV / "bin/placement-manage"), "--config-file", str(self.workdir / "placement.conf"),
+             "db", "sync"],
+            cwd=self.workdir, env=self.env, check=True, capture_output=True, timeout=120,
+        )
+
+    def start(self):
+        log = open(self.workdir / "server.log", "ab")
+        self.process = subprocess.Popen(
+            [str(UPSTREAM_VENV / "bin/gunicorn"), "-b", f"127.0.0.1:{self.port}", "-w", "1",
+             "--no-control-socket", "placement.wsgi.api:application"],
+            # Run from the work directory: from /work/main, "placement" would be ours.
+            cwd=self.workdir, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                requests.get(self.url + "/", timeout=10)
+                return
+            except requests.RequestException:
+                if self.process.poll() is not None:
+                    break
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("upstream placement did not start:\n" + (self.workdir / "server.log").read_text()[-3000:])
+
+    def stop(self):
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        self.process = None
+
+    @property
+    def running(self):
+        return self.process is not None and self.process.poll() is None
+
+    # --- direct calls ------------------------------------------------------
+
+    def call(self, method, path, body=None):
+        response = requests.request(method, self.url + path, json=body, headers=ADMIN_HEADERS, timeout=10)
+        assert response.status_code < 300, response.text
+        return response.json() if response.content else None
+
+    def create_provider(self, provider_uuid=None, name=None):
+        provider_uuid = str(provider_uuid or uuid.uuid4())
+        return self.call("POST", "/resource_providers", {"uuid": provider_uuid, "name": name or provider_uuid})
+
+    def aggregates_of(self, provider_uuid):
+        return set(self.call("GET", f"/resource_providers/{provider_uuid}/aggregates")["aggregates"])
+
+    def set_aggregates(self, provider_uuid, aggregates):
+        generation = self.call("GET", f"/resource_providers/{provider_uuid}/aggregates")["resource_provider_generation"]
+        self.call("PUT", f"/resource_providers/{provider_uuid}/aggregates",
+                  {"aggregates": sorted(str(a) for a in aggregates), "resource_provider_generation": generation})
+
+    def delete_all_providers(self):
+        for provider in self.call("GET", "/resource_providers")["resource_providers"]:
+            self.call("DELETE", f"/resource_providers/{provider['uuid']}")
+
+
+@pytest.fixture(scope="session")
+def upstream_placement():
+    if not (UPSTREAM_VENV / "bin/gunicorn").exists() or not (UPSTREAM_VENV / "bin/placement-manage").exists():
+        pytest.skip(INSTALL_HINT)
+    with tempfile.TemporaryDirectory(prefix="upstream-placement-") as workdir:
+        server = UpstreamPlacement(workdir)
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+@pytest.fixture
+def placement(upstream_placement, settings):
+    """Upstream placement, empty, with Corral's settings pointing at it."""
+    settings.PLACEMENT_URL = upstream_placement.url
+    settings.PLACEMENT_AUTH_TOKEN = "admin"
+    yield upstream_placement
+    if not upstream_placement.running:
+        upstream_placement.start()
+    upstream_placement.delete_all_providers()
+
+
+@pytest.fixture
+def compute_host(make_host, placement):
+    """Register a compute host and create its node's provider in placement
+    (uuid = node uuid, name = hypervisor hostname), as the resource tracker will."""
+
+    def _make(host, node=None, with_provider=True):
+        compute_node = make_host(host, node)
+        if with_provider:
+            placement.create_provider(compute_node.uuid, compute_node.hypervisor_hostname)
+        return compute_node
+
+    return _make
+
+
+@pytest.fixture
+def closed_port_url():
+    return f"http://127.0.0.1:{free_port()}"
+
+
+def make_due(*rows):
+    """Let the drain take these rows now rather than after their backoff."""
+    PlacementMirrorRequest.objects.filter(pk__in=[row.pk for row in rows]).update(
+        next_attempt_at=timezone.now() - timedelta(seconds=1))

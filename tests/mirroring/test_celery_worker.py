@@ -1,0 +1,108 @@
+"""End to end through a real broker: a Corral server, a ``celery -A config
+worker`` and upstream Placement, each its own process, sharing a SQLite file
+(an in-memory test database, as live_server uses, is invisible to a worker
+process). Skipped when Redis does not answer on 127.0.0.1:6379."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.mirroring.conftest import free_port
+
+REDIS_URL = "redis://127.0.0.1:6379/15"
+PROJECT = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+
+
+def redis_answers():
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=1) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+pytestmark = pytest.mark.skipif(not redis_answers(), reason="Redis is not reachable on 127.0.0.1:6379")
+
+
+def wait_until(check, timeout=30, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Processes:
+    """Subprocesses started by one test, stopped together."""
+
+    def __init__(self, workdir, env):
+        self.workdir, self.env, self.started = workdir, env, []
+
+    def run(self, *args):
+        subprocess.run(args, cwd=PROJECT, env=self.env, check=True, capture_output=True, timeout=300)
+
+    def start(self, name, *args):
+        log = open(self.workdir / f"{name}.log", "ab")
+        self.started.append(subprocess.Popen(args, cwd=PROJECT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                                             start_new_session=True))
+
+    def stop_all(self):
+        for process in self.started:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in self.started:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+@pytest.fixture
+def corral_with_worker(upstream_placement, tmp_path):
+    """A Corral server (noauth2) and a Celery worker on Redis db 15; yields the server's URL."""
+    port = free_port()
+    env = {**os.environ, "CORRAL_VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path}/corral.sqlite3",
+           "AUTH_STRATEGY": "noauth2", "CELERY_BROKER_URL": REDIS_URL, "PLACEMENT_URL": upstream_placement.url,
+           "PLACEMENT_AUTH_TOKEN": "admin", "DJANGO_SETTINGS_MODULE": "config.settings"}
+    processes = Processes(tmp_path, env)
+    processes.run(str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput")
+    processes.run(str(VENV_BIN / "celery"), "-A", "config", "purge", "-f")
+    processes.start("worker", str(VENV_BIN / "celery"), "-A", "config", "worker", "--pool", "solo", "-l", "info")
+    processes.start("server", str(VENV_BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "1", "config.wsgi")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: requests.get(url + "/compute/", timeout=2).status_code == 200, what="Corral server")
+        yield url, processes
+    finally:
+        processes.stop_all()
+        upstream_placement.delete_all_providers()
+
+
+def test_add_host_reaches_placement_through_the_worker(corral_with_worker, upstream_placement):
+    url, processes = corral_with_worker
+    processes.run(str(VENV_BIN / "python"), "manage.py", "register_host", "h1", "--vcpus", "4", "--memory-mb", "1024",
+                  "--disk-gb", "10")
+    provider = upstream_placement.create_provider(name="h1")["uuid"]  # found by name
+    headers = {"X-Auth-Token": "admin", "OpenStack-API-Version": "compute 2.41"}
+    response = requests.post(url + "/compute/v2.1/os-aggregates", json={"aggregate": {"name": "agg1"}},
+                             headers=headers, timeout=10)
+    aggregate = response.json()["aggregate"]
+    response = requests.post(url + f"/compute/v2.1/os-aggregates/{aggregate['id']}/action",
+                             json={"add_host": {"host": "h1"}}, headers=headers, timeout=10)
+    assert response.status_code == 200, response.text
+    wait_until(lambda: upstream_placement.aggregates_of(provider) == {aggregate["uuid"]},
+               what="the worker to mirror add_host")
+    assert "aggregates.tasks.apply_mirror_request" in (processes.workdir / "worker.log").read_text()
