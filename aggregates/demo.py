@@ -1,5 +1,5 @@
 """The demo cloud that ``manage.py seed_demo`` loads: three zones, nine
-aggregates, 42 compute hosts, a dozen flavors, and users to log in with.
+aggregates, 46 compute hosts, a dozen flavors, and users to log in with.
 
 Everything goes through the service functions, as an operator's clicks
 would, so the audit log of a fresh demo shows how the cloud was built.
@@ -34,7 +34,9 @@ ZONES = ["az1", "az2", "az3"]
 
 
 def _hosts():
-    """42 hosts: 14 per zone; in each zone some are SSD, the last four of az3 have GPUs."""
+    """46 hosts: 14 per zone (in each zone some are SSD, the last four of az3
+    have GPUs) and four new hosts, node1 to node4, in no zone aggregate yet:
+    they fall in the default zone until an operator places them."""
     hosts = []
     for zone_index, zone in enumerate(ZONES):
         for n in range(1, 15):
@@ -53,6 +55,10 @@ def _hosts():
                 "host_ip": f"10.{zone_index + 1}.0.{n + 10}",
                 "running_vms": (n * 7 + zone_index * 3) % 11,
             })
+    for n in range(1, 5):
+        hosts.append({"host": f"node{n}", "zone": None, "ssd": False, "gpu": False, "highmem": False,
+                      "vcpus": 32, "memory_mb": 131072, "local_gb": 1800, "host_ip": f"10.9.0.{n + 10}",
+                      "running_vms": 0})
     return hosts
 
 

@@ -19,7 +19,7 @@ def test_seed_builds_the_demo_cloud_and_a_second_run_changes_nothing(db):
     out = StringIO()
     call_command("seed_demo", stdout=out)
     assert "Demo cloud ready" in out.getvalue()
-    assert Service.objects.filter(binary="nova-compute").count() == len(demo.HOSTS) == 42
+    assert Service.objects.filter(binary="nova-compute").count() == len(demo.HOSTS) == 46
     assert Aggregate.objects.count() == len(demo.AGGREGATES)
     assert Flavor.objects.count() == len(demo.FLAVORS) == 12
     assert set(AggregateMetadata.objects.filter(key="availability_zone").values_list("value", flat=True)) == {
@@ -48,7 +48,7 @@ def test_demo_users_log_in_with_their_roles(db, client):
 def test_demo_api_views_match_the_demo(db, admin_api):
     call_command("seed_demo", stdout=StringIO())
     zones = admin_api.get("/os-availability-zone").json()["availabilityZoneInfo"]
-    assert {z["zoneName"] for z in zones} == {"az1", "az2", "az3"}
+    assert {z["zoneName"] for z in zones} == {"az1", "az2", "az3", "nova"}
     acme = next(a for a in admin_api.get("/os-aggregates").json()["aggregates"] if a["name"] == "acme-dedicated")
     assert acme["metadata"]["filter_tenant_id"] == demo.PROJECTS[2][1]
     assert acme["hosts"] == demo.ACME_HOSTS
