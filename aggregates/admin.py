@@ -93,6 +93,30 @@ class EventAdmin(ReadOnlyAdmin):
     search_fields = ("event_type", "object_id", "request_id", "username")
 
 
+# The placement outboxes and reconciliation runs: what reached placement, what
+# is pending and why (written by the service functions and the reconciler only).
+@admin.register(models.PlacementMirrorRequest)
+class PlacementMirrorRequestAdmin(ReadOnlyAdmin):
+    list_display = ("id", "action", "host", "aggregate_name", "status", "attempts", "next_attempt_at", "created_at")
+    list_filter = ("status", "action")
+    search_fields = ("host", "aggregate_name", "aggregate_uuid", "last_error")
+
+
+@admin.register(models.ProviderSyncRequest)
+class ProviderSyncRequestAdmin(ReadOnlyAdmin):
+    list_display = ("id", "action", "hypervisor_hostname", "host", "status", "attempts", "next_attempt_at",
+                    "created_at")
+    list_filter = ("status", "action")
+    search_fields = ("hypervisor_hostname", "host", "node_uuid", "last_error")
+
+
+@admin.register(models.ReconciliationRun)
+class ReconciliationRunAdmin(ReadOnlyAdmin):
+    list_display = ("started_at", "trigger", "dry_run", "exit_code", "missing_found", "added", "removed",
+                    "providers_created", "inventories_updated", "traits_updated", "failures", "duration_seconds")
+    list_filter = ("trigger", "exit_code", "dry_run")
+
+
 # Identity is managed here: projects, who holds which role, and tokens (revocable).
 @admin.register(models.Project)
 class ProjectAdmin(admin.ModelAdmin):

@@ -10,12 +10,20 @@ being unreachable never fails the operator's request: the row stays pending,
 the task retries with backoff, and the periodic drain picks up what no task
 carries. ``reconcile`` repairs whatever drifted anyway.
 
+Compute nodes' resource providers go the same way (ProviderSyncRequest rows,
+see aggregates.resource_tracker): a registration, enabling or disabling a
+compute service, deleting it. The rows of one transaction are applied
+together, provider rows first.
+
 Applying a row makes placement match Corral's *current* membership of the
-host, whatever the row's action: a late "add" for a host that has since
-left the aggregate removes it, so rows may be applied in any order or twice.
+host (or state of the node), whatever the row's action: a late "add" for a
+host that has since left the aggregate removes it, so rows may be applied in
+any order or twice.
 """
 import logging
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import NamedTuple
@@ -24,19 +32,21 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from aggregates import placement_client
+from aggregates import placement_client, resource_tracker
 from aggregates.models import (
     Aggregate,
     AggregateHost,
     ComputeNode,
     PlacementMirrorRequest,
+    ProviderSyncRequest,
     ReconciliationRun,
 )
-from aggregates.placement_client import PlacementError, ProviderNotFound
+from aggregates.placement_client import InventoryInUse, PlacementError, PlacementUnreachable, ProviderNotFound
 
 log = logging.getLogger(__name__)
 
 Request = PlacementMirrorRequest
+ProviderRequest = ProviderSyncRequest
 DRAIN_BATCH = 500
 SYNC_HINT = "It may be corrected by running manage.py sync_placement_aggregates."
 
@@ -50,28 +60,102 @@ class MirrorError(Exception):
 
 def record(aggregate, action, host=""):
     """Write the outbox row for ``action`` in the current transaction and
-    queue its task once the transaction commits."""
+    have it applied once the transaction commits."""
     nodes = [[str(uuid), name] for uuid, name in _node_refs(host)] if host else []
     row = Request.objects.create(aggregate_uuid=aggregate.uuid, aggregate_id=aggregate.id,
                                  aggregate_name=aggregate.name, host=host, nodes=nodes, action=action)
-    transaction.on_commit(lambda: enqueue(row.pk))
+    _apply_after_commit(row)
     return row
 
 
-def enqueue(request_pk):
+def record_provider_sync(node):
+    """The compute node registered, or its service was enabled or disabled:
+    its resource provider must follow (existence, inventories, trait)."""
+    return _record_provider(node, ProviderRequest.SYNC)
+
+
+def record_provider_deletion(node):
+    """The compute node is being deleted: so must its resource provider."""
+    return _record_provider(node, ProviderRequest.DELETE)
+
+
+def _record_provider(node, action):
+    row = ProviderRequest.objects.create(node_uuid=node.uuid, hypervisor_hostname=node.hypervisor_hostname,
+                                         host=node.host, action=action)
+    _apply_after_commit(row)
+    return row
+
+
+class _AfterCommit:
+    """The outbox rows written in one transaction, applied together once
+    it commits: one by one through Celery when there is a broker, else in
+    this process, provider rows first (an aggregate needs the provider)."""
+
+    def __init__(self):
+        self.rows = []
+
+    def __call__(self):
+        rows = sorted(self.rows, key=lambda row: (not isinstance(row, ProviderRequest), row.pk))
+        if not celery_is_eager():
+            for row in rows:
+                enqueue(row)
+            return
+        # One operator change: a warning about its row. A batch (seeding
+        # many hosts...): one summary line.
+        apply_rows(rows, log_each=len(rows) == 1)
+
+
+_deferral = threading.local()
+
+
+@contextmanager
+def left_to_the_drain():
+    """Rows written in this block (in this thread) are not applied when
+    their transaction commits: the drain applies them, its failures summed
+    up in one line. For bulk loads run before placement is served (the
+    demo's seeding), which would otherwise log a warning per row."""
+    saved = getattr(_deferral, "active", False)
+    _deferral.active = True
+    try:
+        yield
+    finally:
+        _deferral.active = saved
+
+
+def _apply_after_commit(row):
+    if getattr(_deferral, "active", False):
+        return
+    connection = transaction.get_connection()
+    batch = getattr(connection, "placement_outbox_batch", None)
+    if batch is None or not any(callback is batch for _, callback, _ in connection.run_on_commit):
+        batch = connection.placement_outbox_batch = _AfterCommit()
+        batch.rows.append(row)
+        transaction.on_commit(batch)  # runs at once outside a transaction
+    else:
+        batch.rows.append(row)
+
+
+def celery_is_eager():
+    from config import celery_app
+
+    return bool(celery_app.conf.task_always_eager)
+
+
+def enqueue(row):
     """Queue the task applying one row. The change is committed already, so
     whatever fails here (the broker cannot be reached, mostly) only leaves
     the row pending for the periodic drain."""
     from aggregates import tasks
 
+    task = tasks.apply_provider_request if isinstance(row, ProviderRequest) else tasks.apply_mirror_request
     try:
-        tasks.apply_mirror_request.apply_async(args=[request_pk], retry=False)
+        task.apply_async(args=[row.pk], retry=False)
     except Exception as exc:  # noqa: BLE001 - the operator's request must not fail now
-        log.warning("Could not queue placement mirror request %s: %s. It stays pending until the periodic "
-                    "drain applies it.", request_pk, exc)
+        log.warning("Could not queue placement mirror request %s (%s): %s. It stays pending until the periodic "
+                    "drain applies it.", row.pk, describe(row), exc)
 
 
-# --- applying one row --------------------------------------------------------
+# --- applying rows -----------------------------------------------------------
 
 
 def backoff_seconds(attempts):
@@ -80,44 +164,77 @@ def backoff_seconds(attempts):
 
 
 def describe(row):
+    if isinstance(row, ProviderRequest):
+        verb = "creating or updating" if row.action == ProviderRequest.SYNC else "deleting"
+        return f"{verb} the resource provider of compute node {row.hypervisor_hostname} ({row.node_uuid})"
     if row.action == Request.DELETE:
         return f"deleting aggregate {row.aggregate_name} ({row.aggregate_uuid})"
     verb = "adding host {} to" if row.action == Request.ADD else "removing host {} from"
     return f"{verb.format(row.host)} aggregate {row.aggregate_name} ({row.aggregate_uuid})"
 
 
-def apply_request(request_pk, placement=None):
-    """Apply one pending row; returns it with its new status (None if it
-    does not exist). Placement failures are recorded on the row (pending
-    until PLACEMENT_MIRROR_MAX_ATTEMPTS, then failed), never raised."""
-    row = Request.objects.filter(pk=request_pk).first()
+def apply_request(request_pk, placement=None, log_each=True):
+    """Apply one pending aggregate row; returns it with its new status
+    (None if it does not exist). Placement failures are recorded on the row
+    (pending until PLACEMENT_MIRROR_MAX_ATTEMPTS, then failed), never raised."""
+    return _apply_row(Request.objects.filter(pk=request_pk).first(), placement, log_each)
+
+
+def apply_provider_request(request_pk, placement=None, log_each=True):
+    """apply_request for a resource provider row. An inventory placement
+    refuses to lower below its allocations fails the row at once."""
+    return _apply_row(ProviderRequest.objects.filter(pk=request_pk).first(), placement, log_each)
+
+
+def _apply_row(row, placement, log_each):
     if row is None or row.status != Request.PENDING:
         return row
     placement = placement or placement_client.client()
     try:
-        if row.action == Request.DELETE:
+        if isinstance(row, ProviderRequest):
+            _apply_to_provider(row, placement)
+        elif row.action == Request.DELETE:
             _unmirror_deleted_aggregate(row, placement)
         else:
             _mirror_host(row, placement)
+    except InventoryInUse as exc:
+        return _record_failure(row, exc, log_each, give_up=True)
     except (PlacementError, MirrorError) as exc:
-        return _record_failure(row, exc)
+        return _record_failure(row, exc, log_each)
     now = timezone.now()
     row.status, row.applied_at, row.updated_at, row.last_error = Request.DONE, now, now, ""
     row.save(update_fields=["status", "applied_at", "updated_at", "last_error"])
     return row
 
 
-def _record_failure(row, exc):
+def _record_failure(row, exc, log_each, give_up=False):
     row.attempts += 1
     row.last_error = str(exc)
-    row.status = Request.FAILED if row.attempts >= settings.PLACEMENT_MIRROR_MAX_ATTEMPTS else Request.PENDING
+    row.placement_unreachable = isinstance(exc, PlacementUnreachable)  # for apply_rows, not saved
+    give_up = give_up or row.attempts >= settings.PLACEMENT_MIRROR_MAX_ATTEMPTS
+    row.status = Request.FAILED if give_up else Request.PENDING
     row.updated_at = timezone.now()
     row.next_attempt_at = row.updated_at + timedelta(seconds=backoff_seconds(row.attempts))
     row.save(update_fields=["attempts", "last_error", "status", "updated_at", "next_attempt_at"])
-    outcome = "gave up" if row.status == Request.FAILED else "will retry"
-    log.warning("Placement mirroring failed %s (attempt %d, %s): %s. %s", describe(row), row.attempts, outcome,
-                exc, SYNC_HINT)
+    outcome = "gave up" if give_up else "will retry"
+    log.log(logging.WARNING if log_each else logging.DEBUG, "Placement mirroring failed %s (attempt %d, %s): %s. %s",
+            describe(row), row.attempts, outcome, exc, SYNC_HINT)
     return row
+
+
+def _apply_to_provider(row, placement):
+    """Make the provider match the node as it is now: a sync row of a node
+    deleted since has nothing to do (the deletion row follows)."""
+    if row.action == ProviderRequest.DELETE:
+        if not placement.delete_provider(row.node_uuid):
+            log.info("Resource provider %s of deleted compute node %s was already gone", row.node_uuid,
+                     row.hypervisor_hostname)
+        return
+    node = ComputeNode.objects.select_related("service").filter(uuid=row.node_uuid).first()
+    if node is None:
+        log.info("Compute node %s (%s) is gone; its provider is not synced", row.hypervisor_hostname, row.node_uuid)
+        return
+    resource_tracker.sync_node(node, placement)
 
 
 class NodeRef(NamedTuple):
@@ -156,14 +273,14 @@ def _change_node_provider(placement, node, change):
     """Apply ``change`` to the node's provider, found by the node's uuid,
     else by its hypervisor hostname; returns False when there is none."""
     try:
-        placement.change_provider_aggregates(node.uuid, **change)
-        return True
+        update = placement.update_provider_aggregates(node.uuid, **change)
     except ProviderNotFound:
         provider_uuid = placement.provider_uuid_by_name(node.hypervisor_hostname)
         if provider_uuid is None:
             return False
-        placement.change_provider_aggregates(provider_uuid, **change)
-        return True
+        update = placement.update_provider_aggregates(provider_uuid, **change)
+    resource_tracker.followed(update, uuid=node.uuid)
+    return True
 
 
 def _unmirror_deleted_aggregate(row, placement):
@@ -182,17 +299,42 @@ def _unmirror_deleted_aggregate(row, placement):
 
 
 def drain_pending(limit=DRAIN_BATCH, placement=None, due_only=True):
-    """Apply pending rows, oldest first: those due (their backoff is over),
-    or all of them when not ``due_only``. Returns how many ended in each status."""
+    """Apply pending rows, provider rows first, oldest first: those due
+    (their backoff is over), or all of them when not ``due_only``; at most
+    ``limit`` of each kind. Failures are logged as one summary line.
+    Returns how many ended in each status."""
+    rows = []
+    for model in (ProviderRequest, Request):
+        pending = model.objects.filter(status=Request.PENDING)
+        if due_only:
+            pending = pending.filter(next_attempt_at__lte=timezone.now())
+        rows += list(pending.order_by("id")[:limit])
+    return apply_rows(rows, placement, log_each=False)
+
+
+def apply_rows(rows, placement=None, log_each=True):
+    """Apply outbox rows in order. Once placement cannot be reached the
+    rest are left pending untouched. Without ``log_each``, one warning
+    sums up the failures. Returns how many ended in each status."""
     placement = placement or placement_client.client()
-    pending = Request.objects.filter(status=Request.PENDING)
-    if due_only:
-        pending = pending.filter(next_attempt_at__lte=timezone.now())
     counts = {Request.DONE: 0, Request.PENDING: 0, Request.FAILED: 0}
-    for pk in list(pending.order_by("id").values_list("pk", flat=True)[:limit]):
-        row = apply_request(pk, placement)
-        if row is not None:
-            counts[row.status] += 1
+    first_error = None
+    for index, row in enumerate(rows):
+        # Read afresh: it may have been applied meanwhile, or rolled back with a savepoint.
+        row = _apply_row(type(row).objects.filter(pk=row.pk).first(), placement, log_each)
+        if row is None:
+            continue
+        counts[row.status] += 1
+        if row.status != Request.DONE and first_error is None:
+            first_error = f"{describe(row)}: {row.last_error}"
+        if getattr(row, "placement_unreachable", False):
+            counts[Request.PENDING] += len(rows) - index - 1
+            break
+    failed = counts[Request.PENDING] + counts[Request.FAILED]
+    if failed and not log_each:
+        log.warning("Placement mirroring: %d of %d request(s) not applied (%d will be retried, %d given up); "
+                    "first failure %s. %s", failed, len(rows), counts[Request.PENDING], counts[Request.FAILED],
+                    first_error, SYNC_HINT)
     return counts
 
 
@@ -248,22 +390,23 @@ class _Providers:
         self.owner = {uuid: node_by_pk[pk] for pk, uuid in self.of_node.items()}  # provider uuid -> node
 
 
-def drift_report(placement=None):
+def drift_report(placement=None, provider_listing=None):
     """Per aggregate: associations in sync, missing in placement, stale
     (a Corral host's provider keeps an aggregate the host left), unknown
     providers (in the aggregate, but no compute node of Corral), and member
     hosts without compute node or provider.
 
     Reads placement 1 + (number of aggregates) times, whatever the number of
-    hosts: one listing of every provider, one member_of listing per
-    aggregate. Raises PlacementError when a read fails."""
+    hosts: one listing of every provider (unless ``provider_listing`` is
+    that listing already), one member_of listing per aggregate. Raises
+    PlacementError when a read fails."""
     placement = placement or placement_client.client()
     before = placement.requests_made
     nodes = list(ComputeNode.objects.order_by("id"))
     nodes_of_host = {}
     for node in nodes:
         nodes_of_host.setdefault(node.host, []).append(node)
-    providers = _Providers(placement.list_providers(), nodes)
+    providers = _Providers(placement.list_providers() if provider_listing is None else provider_listing, nodes)
     members = {}
     for aggregate_id, host in AggregateHost.objects.order_by("id").values_list("aggregate_id", "host"):
         members.setdefault(aggregate_id, []).append(host)
@@ -340,11 +483,12 @@ def reconcile(trigger, dry_run=False, prune=False, placement=None):
     started, before = time.monotonic(), placement.requests_made
     result = Reconciliation(ReconciliationRun.objects.create(trigger=trigger, dry_run=dry_run, prune=prune))
     run = result.run
-    result.say(VERBOSE, "Filling in missing placement aggregates")
     try:
         if not dry_run:
             _drain_before(result, placement)
-        result.drift = drift_report(placement)
+        listing = _reconcile_providers(result, placement, dry_run)
+        result.say(VERBOSE, "Filling in missing placement aggregates")
+        result.drift = drift_report(placement, listing)
         for drift in result.drift.aggregates:
             _reconcile_aggregate(result, drift, placement, dry_run, prune)
         run.exit_code = _exit_code(result)
@@ -368,11 +512,56 @@ def _drain_before(result, placement):
                           f"{counts[Request.PENDING]} still pending, {counts[Request.FAILED]} failed.")
 
 
+def _reconcile_providers(result, placement, dry_run):
+    """Give every compute node its resource provider with the right
+    inventories and disabled trait. Providers whose generation has not
+    moved since Corral last wrote them, for a node that still wants the
+    same, are taken as in sync without reading them. Returns the provider
+    listing, or None when providers were created (it is stale)."""
+    run = result.run
+    result.say(VERBOSE, "Checking the resource providers of compute nodes")
+    listing = placement.list_providers()
+    nodes = list(ComputeNode.objects.select_related("service").order_by("id"))
+    providers = _Providers(listing, nodes)
+    generations = {provider["uuid"]: provider["generation"] for provider in listing}
+    for node in nodes:
+        provider_uuid = providers.of_node.get(node.pk)
+        if provider_uuid is not None and resource_tracker.in_sync(node, generations[provider_uuid]):
+            continue
+        name = f"compute node {node.hypervisor_hostname} (host {node.host}, uuid {node.uuid})"
+        if dry_run:
+            result.say(DRIFT, f"Would create the resource provider of {name}." if provider_uuid is None else
+                       f"Would check the inventories and traits of resource provider {provider_uuid} of {name}.")
+            continue
+        try:
+            outcome = resource_tracker.sync_node(node, placement, provider_uuid)
+        except PlacementUnreachable:
+            raise  # no use trying the next nodes: the run ends as "placement could not be read"
+        except PlacementError as exc:
+            run.failures += 1
+            result.say(ERROR, f"Failed updating the resource provider of {name}. Error: {exc}")
+            continue
+        run.providers_created += outcome.created
+        run.inventories_updated += outcome.inventory_changed and not outcome.created
+        run.traits_updated += outcome.traits_changed
+        changes = [text for done, text in ((outcome.created, "created"),
+                                           (outcome.inventory_changed, "inventories set"),
+                                           (outcome.traits_changed, "COMPUTE_STATUS_DISABLED trait set"))
+                   if done]
+        result.say(DRIFT if changes else VERBOSE,
+                   f"Resource provider {outcome.provider_uuid} of {name}: {', '.join(changes) or 'in sync'}.")
+    return None if run.providers_created else listing
+
+
 def _finish(result, duration, requests_made):
     run = result.run
     run.finished_at = timezone.now()
     run.duration_seconds = duration
     run.placement_requests = requests_made
+    if run.exit_code not in (EXIT_READ_FAILED, EXIT_UNEXPECTED):
+        result.say(SUMMARY, f"Placement resource providers: {run.providers_created} created, "
+                            f"{run.inventories_updated} inventories updated, {run.traits_updated} disabled traits "
+                            "changed.")
     result.say(SUMMARY, _summary(run))
     run.messages = [text for kind, text in result.lines if kind in (ERROR, SUMMARY)]
     run.save()
@@ -412,12 +601,13 @@ def _apply(result, placement, aggregate, association, dry_run, add):
         return
     change = {"add": [aggregate.uuid]} if add else {"remove": [aggregate.uuid]}
     try:
-        placement.change_provider_aggregates(provider_uuid, **change)
+        update = placement.update_provider_aggregates(provider_uuid, **change)
     except PlacementError as exc:
         result.run.failures += 1
         result.say(ERROR, f"Failed updating provider aggregates for host ({host}), provider ({provider_uuid}) "
                           f"and aggregate ({aggregate.uuid}). Error: {exc}")
         return
+    resource_tracker.followed(update, host=host, hypervisor_hostname=association.node)
     if add:
         result.run.added += 1
         result.say(DRIFT, "Successfully added " + done)

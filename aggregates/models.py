@@ -166,6 +166,19 @@ class ComputeNode(models.Model):
     disk_available_least = models.IntegerField(null=True, blank=True)
     cpu_info = models.JSONField(default=dict, blank=True)
     uptime = models.CharField(max_length=255, null=True, blank=True)
+    # Per-host overrides of the settings of the same names in upper case
+    # (CPU_ALLOCATION_RATIO...); None: the setting applies.
+    cpu_allocation_ratio = models.FloatField(null=True, blank=True)
+    ram_allocation_ratio = models.FloatField(null=True, blank=True)
+    disk_allocation_ratio = models.FloatField(null=True, blank=True)
+    reserved_host_cpus = models.IntegerField(null=True, blank=True)
+    reserved_host_memory_mb = models.IntegerField(null=True, blank=True)
+    reserved_host_disk_mb = models.IntegerField(null=True, blank=True)
+    # What Corral last wrote to (or verified on) the node's resource provider
+    # ({"inventories": ..., "disabled": bool}) and the provider generation
+    # placement gave then: while both still hold, the provider is in sync.
+    provider_state = models.JSONField(default=dict, blank=True)
+    provider_generation = models.IntegerField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(null=True, blank=True)
 
@@ -326,6 +339,9 @@ class ReconciliationRun(models.Model):
     removed = models.IntegerField(default=0)
     failures = models.IntegerField(default=0)
     placement_requests = models.IntegerField(default=0)
+    providers_created = models.IntegerField(default=0)
+    inventories_updated = models.IntegerField(default=0)
+    traits_updated = models.IntegerField(default=0)
     exit_code = models.IntegerField(null=True, blank=True)
     messages = models.JSONField(default=list, blank=True)
 
@@ -334,3 +350,40 @@ class ReconciliationRun(models.Model):
 
     def __str__(self):
         return f"reconciliation {self.started_at:%Y-%m-%d %H:%M:%S} ({self.trigger})"
+
+
+class ProviderSyncRequest(models.Model):
+    """Outbox row: placement must learn the current state of a compute
+    node's resource provider (SYNC: exists, inventory, COMPUTE_STATUS_DISABLED
+    trait), or that the node is gone (DELETE). Written in the same
+    transaction as the registration, the service update or the service
+    deletion; applied like PlacementMirrorRequest rows. The node is copied
+    because it may be deleted before the row is applied."""
+
+    SYNC = "sync"
+    DELETE = "delete"
+    ACTIONS = [(SYNC, "sync provider"), (DELETE, "delete provider")]
+
+    PENDING = PlacementMirrorRequest.PENDING
+    DONE = PlacementMirrorRequest.DONE
+    FAILED = PlacementMirrorRequest.FAILED
+    STATUSES = PlacementMirrorRequest.STATUSES
+
+    node_uuid = models.UUIDField(db_index=True)
+    hypervisor_hostname = models.CharField(max_length=255)
+    host = models.CharField(max_length=255)
+    action = models.CharField(max_length=16, choices=ACTIONS)
+    status = models.CharField(max_length=16, choices=STATUSES, default=PENDING)
+    attempts = models.IntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    applied_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["status", "next_attempt_at"])]
+
+    def __str__(self):
+        return f"{self.action} provider of {self.hypervisor_hostname} ({self.status})"

@@ -4,13 +4,16 @@ drives our placement at /placement or an upstream one unchanged.
 Every call names its microversion. Provider aggregates are read and written
 at 1.23: the bodies are those of 1.19 (they carry the provider generation)
 and errors carry codes, so that a ``placement.concurrent_update`` conflict
-is told apart from other 409s. A conflicting aggregates update is retried
-from a fresh read, four attempts in all, as Nova does.
+is told apart from other 409s. Inventories and traits are written at 1.26
+(a reservation may equal the total). A conflicting update of aggregates,
+inventories or traits is retried from a fresh read, four attempts in all,
+as Nova does.
 """
 import logging
 import threading
 import uuid
 from datetime import timedelta
+from typing import NamedTuple
 
 import requests
 from django.conf import settings
@@ -20,8 +23,11 @@ log = logging.getLogger(__name__)
 
 AGGREGATES_VERSION = "1.23"
 PROVIDERS_VERSION = "1.14"
+CREATE_PROVIDER_VERSION = "1.20"
+INVENTORIES_VERSION = TRAITS_VERSION = "1.26"
 CONFLICT_ATTEMPTS = 4
 CONCURRENT_UPDATE = "placement.concurrent_update"
+INVENTORY_IN_USE = "placement.inventory.inuse"
 
 
 class PlacementError(Exception):
@@ -44,6 +50,20 @@ class ProviderNotFound(PlacementError):
 
 class GenerationConflict(PlacementError):
     """The provider kept changing under us for every attempt."""
+
+
+class InventoryInUse(PlacementError):
+    """Placement refused to lower an inventory below its allocations."""
+
+
+class Update(NamedTuple):
+    """The outcome of a read-modify-write of a provider's aggregates,
+    inventories or traits: whether placement changed, and the provider
+    generation before and after."""
+
+    changed: bool
+    generation_before: int
+    generation: int
 
 
 def normalized(aggregate_uuid):
@@ -100,7 +120,11 @@ class PlacementClient:
             detail, code = " ".join(first.get("detail", "").split()), first.get("code")
         except (ValueError, KeyError, IndexError, TypeError):
             pass
-        error_class = ProviderNotFound if response.status_code == 404 else PlacementError
+        error_class = PlacementError
+        if response.status_code == 404:
+            error_class = ProviderNotFound
+        elif code == INVENTORY_IN_USE:
+            error_class = InventoryInUse
         return error_class(f"{what} failed with HTTP {response.status_code}: {detail}",
                            status=response.status_code, code=code)
 
@@ -139,30 +163,89 @@ class PlacementClient:
 
     def change_provider_aggregates(self, provider_uuid, add=(), remove=()):
         """Add and remove aggregate uuids on a provider, keeping its other
-        aggregates. Returns whether placement was changed. A generation
-        conflict restarts from a fresh read, CONFLICT_ATTEMPTS times in all."""
+        aggregates. Returns whether placement was changed."""
+        return self.update_provider_aggregates(provider_uuid, add, remove).changed
+
+    def update_provider_aggregates(self, provider_uuid, add=(), remove=()):
+        """change_provider_aggregates, returning the whole Update."""
         add = {normalized(a) for a in add}
         remove = {normalized(a) for a in remove}
+
+        def wanted(current):
+            current = {normalized(a) for a in current}
+            changed = (current | add) - remove
+            return None if changed == current else sorted(changed)
+
+        return self._read_modify_write(provider_uuid, "aggregates", AGGREGATES_VERSION, wanted)
+
+    def _read_modify_write(self, provider_uuid, key, version, wanted):
+        """Read the provider's ``key`` (aggregates, inventories, traits),
+        compute ``wanted(current)`` (None: nothing to change) and write it
+        with the generation read. A generation conflict restarts from a
+        fresh read, CONFLICT_ATTEMPTS times in all."""
+        path = f"/resource_providers/{provider_uuid}/{key}"
         for attempt in range(1, CONFLICT_ATTEMPTS + 1):
-            current, generation = self.provider_aggregates(provider_uuid)
-            wanted = (current | add) - remove
-            if wanted == current:
-                return False
-            response = self.request(
-                "PUT", f"/resource_providers/{provider_uuid}/aggregates", AGGREGATES_VERSION,
-                body={"aggregates": sorted(wanted), "resource_provider_generation": generation},
-            )
+            response = self.request("GET", path, version)
+            if response.status_code != 200:
+                raise self._error(response, f"Reading the {key} of resource provider {provider_uuid}")
+            data = response.json()
+            generation = data["resource_provider_generation"]
+            body = wanted(data[key])
+            if body is None:
+                return Update(False, generation, generation)
+            response = self.request("PUT", path, version, body={key: body, "resource_provider_generation": generation})
             if response.status_code == 200:
-                return True
-            error = self._error(response, f"Updating the aggregates of resource provider {provider_uuid}")
+                return Update(True, generation, response.json()["resource_provider_generation"])
+            error = self._error(response, f"Updating the {key} of resource provider {provider_uuid}")
             if response.status_code != 409 or error.code != CONCURRENT_UPDATE:
                 raise error
             log.debug("Generation conflict on provider %s (attempt %d of %d)", provider_uuid, attempt,
                       CONFLICT_ATTEMPTS)
         raise GenerationConflict(
             f"Resource provider {provider_uuid} changed during each of {CONFLICT_ATTEMPTS} attempts to update "
-            "its aggregates", status=409, code=CONCURRENT_UPDATE,
+            f"its {key}", status=409, code=CONCURRENT_UPDATE,
         )
+
+    # --- what the resource tracker keeps up to date -----------------------
+
+    def create_provider(self, provider_uuid, name):
+        """Create a root resource provider; returns its generation."""
+        response = self.request("POST", "/resource_providers", CREATE_PROVIDER_VERSION,
+                                body={"uuid": str(provider_uuid), "name": name})
+        if response.status_code != 200:
+            raise self._error(response, f"Creating resource provider {name} ({provider_uuid})")
+        return response.json()["generation"]
+
+    def delete_provider(self, provider_uuid):
+        """Delete a provider; returns False when placement had none."""
+        response = self.request("DELETE", f"/resource_providers/{provider_uuid}", PROVIDERS_VERSION)
+        if response.status_code == 404:
+            return False
+        if response.status_code != 204:
+            raise self._error(response, f"Deleting resource provider {provider_uuid}")
+        return True
+
+    def set_inventories(self, provider_uuid, inventories, managed):
+        """Give the provider ``inventories`` ({resource class: record}):
+        the classes in ``managed`` that ``inventories`` lacks are removed,
+        other classes are kept. Raises InventoryInUse when placement
+        refuses to go below the allocations."""
+
+        def wanted(current):
+            changed = {rc: record for rc, record in current.items() if rc not in managed}
+            changed.update(inventories)
+            return None if changed == current else changed
+
+        return self._read_modify_write(provider_uuid, "inventories", INVENTORIES_VERSION, wanted)
+
+    def set_trait(self, provider_uuid, trait, present):
+        """Add or remove one trait, keeping the provider's others."""
+
+        def wanted(current):
+            changed = set(current) | {trait} if present else set(current) - {trait}
+            return None if changed == set(current) else sorted(changed)
+
+        return self._read_modify_write(provider_uuid, "traits", TRAITS_VERSION, wanted)
 
 
 # --- the token and the per-thread client -------------------------------------

@@ -2,7 +2,7 @@
 from celery import shared_task
 
 from aggregates import mirroring
-from aggregates.models import PlacementMirrorRequest, ReconciliationRun
+from aggregates.models import PlacementMirrorRequest, ProviderSyncRequest, ReconciliationRun
 
 
 @shared_task(bind=True, max_retries=None)
@@ -18,9 +18,20 @@ def apply_mirror_request(self, request_pk):
     return row.status
 
 
+@shared_task(bind=True, max_retries=None)
+def apply_provider_request(self, request_pk):
+    """apply_mirror_request for a compute node's resource provider row."""
+    row = mirroring.apply_provider_request(request_pk)
+    if row is None:
+        return None
+    if row.status == ProviderSyncRequest.PENDING and not self.request.is_eager:
+        raise self.retry(countdown=mirroring.backoff_seconds(row.attempts))
+    return row.status
+
+
 @shared_task
 def drain_mirror_requests():
-    """Apply the pending mirror requests that are due (periodic)."""
+    """Apply the pending mirror and provider requests that are due (periodic)."""
     return mirroring.drain_pending()
 
 

@@ -359,6 +359,10 @@ def _count(minimum=0):
     return {"type": "integer", "minimum": minimum, "maximum": MAX_INT}
 
 
+# Placement's bounds of an inventory's allocation ratio.
+ALLOCATION_RATIO = {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": 3.40282e38}
+
+
 REGISTRATION_SCHEMA = {
     "type": "object",
     "properties": {
@@ -376,6 +380,13 @@ REGISTRATION_SCHEMA = {
                 "running_vms": _count(),
                 "cpu_info": {"type": "object"},
                 "uptime": {"type": "string", "minLength": 1, "maxLength": 255},
+                # Per-host placement inventory settings (default: the settings of the same names).
+                "cpu_allocation_ratio": ALLOCATION_RATIO,
+                "ram_allocation_ratio": ALLOCATION_RATIO,
+                "disk_allocation_ratio": ALLOCATION_RATIO,
+                "reserved_host_cpus": _count(),
+                "reserved_host_memory_mb": _count(),
+                "reserved_host_disk_mb": _count(),
             },
             "required": ["host", "vcpus", "memory_mb", "local_gb"],
             "additionalProperties": False,

@@ -6,6 +6,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Sum
 from django.utils import timezone
 
+from aggregates import mirroring
 from aggregates.models import AggregateHost, ComputeNode, Service
 
 from . import aggregates, events
@@ -22,13 +23,23 @@ class NotSupported(ServiceError):
 # --- registration ----------------------------------------------------------
 
 
+PROVIDER_OVERRIDES = ("cpu_allocation_ratio", "ram_allocation_ratio", "disk_allocation_ratio",
+                      "reserved_host_cpus", "reserved_host_memory_mb", "reserved_host_disk_mb")
+
+
 def register_host(caller, host, node=None, *, vcpus, memory_mb, local_gb, hypervisor_type=None,
-                  host_ip=None, hypervisor_version=None, running_vms=None, cpu_info=None, uptime=None):
+                  host_ip=None, hypervisor_version=None, running_vms=None, cpu_info=None, uptime=None,
+                  cpu_allocation_ratio=None, ram_allocation_ratio=None, disk_allocation_ratio=None,
+                  reserved_host_cpus=None, reserved_host_memory_mb=None, reserved_host_disk_mb=None):
     """Create or update the ``nova-compute`` service of ``host`` and its compute
     node ``node`` (default: the host name). Re-registering updates the
     resources and counts as a heartbeat; it never duplicates. Another node
     name on a known host adds a node (ironic-style). Optional values left
     as None keep what the node has (new nodes: QEMU, version 0, no IP).
+    The allocation ratios and reservations (PROVIDER_OVERRIDES) replace the
+    settings of the same names for this node's placement inventories. The
+    node's resource provider follows through the outbox once the
+    registration commits.
 
     Returns (compute node, created) where created tells whether the node is new.
     """
@@ -40,6 +51,9 @@ def register_host(caller, host, node=None, *, vcpus, memory_mb, local_gb, hyperv
                     "vcpus": vcpus, "memory_mb": memory_mb, "local_gb": local_gb,
                     "hypervisor_type": hypervisor_type, "hypervisor_version": hypervisor_version,
                     "host_ip": host_ip, "running_vms": running_vms, "cpu_info": cpu_info, "uptime": uptime,
+                    "cpu_allocation_ratio": cpu_allocation_ratio, "ram_allocation_ratio": ram_allocation_ratio,
+                    "disk_allocation_ratio": disk_allocation_ratio, "reserved_host_cpus": reserved_host_cpus,
+                    "reserved_host_memory_mb": reserved_host_memory_mb, "reserved_host_disk_mb": reserved_host_disk_mb,
                 })
         except IntegrityError:
             # Two registrations of a new host raced; the second one now updates.
@@ -86,6 +100,7 @@ def _register(caller, host, node, reported):
         payload={"host": host, "hypervisor_hostname": node, "service_uuid": str(service.uuid),
                  **{name: getattr(compute_node, name) for name in REGISTRATION_PAYLOAD_FIELDS}},
     )
+    mirroring.record_provider_sync(compute_node)
     return compute_node, created
 
 
@@ -154,11 +169,17 @@ def _locked_service(service_ref, not_found_message):
 
 
 def _save_status(caller, service, changes):
+    """Save the changes; enabling or disabling the service has its compute
+    nodes' providers gain or lose the COMPUTE_STATUS_DISABLED trait."""
+    status_changed = "disabled" in changes and changes["disabled"] != service.disabled
     for name, value in changes.items():
         setattr(service, name, value)
     service.updated_at = timezone.now()
     service.save(update_fields=[*changes, "updated_at"])
     _record_service(caller, "service.update", service)
+    if status_changed:
+        for compute_node in service.compute_nodes.order_by("id"):
+            mirroring.record_provider_sync(compute_node)
     return with_zones([service])[0]
 
 
@@ -199,7 +220,8 @@ def delete_service(caller, service_ref):
     """Delete the service with id (int) or uuid (UUID) ``service_ref``. A
     compute service must host no instance; its host then leaves every
     aggregate (with the usual aggregate events) and its compute nodes go
-    with it, all in one transaction."""
+    with it, all in one transaction; their resource providers are deleted
+    in placement once it commits (failures are logged, as Nova does)."""
     with transaction.atomic():
         service = _locked_service(service_ref, f"Service {service_ref} not found.")
         if service.binary == Service.COMPUTE:
@@ -212,6 +234,8 @@ def delete_service(caller, service_ref):
             memberships = AggregateHost.objects.filter(host=service.host).order_by("aggregate_id")
             for aggregate_id in memberships.values_list("aggregate_id", flat=True):
                 aggregates.remove_host(caller, aggregate_id, service.host)
+            for compute_node in service.compute_nodes.order_by("id"):
+                mirroring.record_provider_deletion(compute_node)
             service.compute_nodes.all().delete()
         _record_service(caller, "service.delete", service)
         service.delete()

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from aggregates.models import ComputeNode, Event, Service
+from aggregates.models import ComputeNode, Event, ProviderSyncRequest, Service
 
 MINIMAL = {"host": "node1", "vcpus": 16, "memory_mb": 65536, "local_gb": 1000}
 
@@ -180,6 +180,19 @@ def test_resource_bounds_are_accepted(admin_api, value):
     ({"registration": {**MINIMAL, "cpu_info": "x86"}}, "Invalid input for field/attribute cpu_info"),
     ({"registration": {**MINIMAL, "uptime": "u" * 256}}, "Invalid input for field/attribute uptime"),
     ({"registration": {**MINIMAL, "binary": "nova-scheduler"}}, "'binary' was unexpected"),
+    ({"registration": {**MINIMAL, "cpu_allocation_ratio": 0}},
+     "Invalid input for field/attribute cpu_allocation_ratio"),
+    ({"registration": {**MINIMAL, "ram_allocation_ratio": -1.5}},
+     "Invalid input for field/attribute ram_allocation_ratio"),
+    ({"registration": {**MINIMAL, "disk_allocation_ratio": "2.0"}},
+     "Invalid input for field/attribute disk_allocation_ratio"),
+    ({"registration": {**MINIMAL, "cpu_allocation_ratio": True}},
+     "Invalid input for field/attribute cpu_allocation_ratio"),
+    ({"registration": {**MINIMAL, "reserved_host_memory_mb": -1}},
+     "Invalid input for field/attribute reserved_host_memory_mb"),
+    ({"registration": {**MINIMAL, "reserved_host_cpus": 0.5}}, "Invalid input for field/attribute reserved_host_cpus"),
+    ({"registration": {**MINIMAL, "reserved_host_disk_mb": 2147483648}},
+     "Invalid input for field/attribute reserved_host_disk_mb"),
 ] + [
     ({"registration": {k: v for k, v in MINIMAL.items() if k != missing}}, f"'{missing}' is a required property")
     for missing in MINIMAL
@@ -190,6 +203,23 @@ def test_bad_input_is_400_and_changes_nothing(admin_api, body, expected):
     message = fault(admin_api.post("/os-host-registrations", body), 400, "badRequest")
     assert expected in message
     assert state() == before
+
+
+def test_placement_settings_of_a_host_are_kept_until_reported_again(admin_api):
+    overrides = {"cpu_allocation_ratio": 2.5, "ram_allocation_ratio": 1.5, "disk_allocation_ratio": 1.0,
+                 "reserved_host_cpus": 2, "reserved_host_memory_mb": 4096, "reserved_host_disk_mb": 10240}
+    assert register(admin_api, **overrides).status_code == 201
+    assert register(admin_api, memory_mb=131072, reserved_host_cpus=4).status_code == 200
+    node = ComputeNode.objects.values(*overrides).get()
+    assert node == {**overrides, "reserved_host_cpus": 4}
+
+
+def test_registration_writes_a_provider_sync_row(admin_api):
+    register(admin_api)
+    register(admin_api, memory_mb=131072)
+    node = ComputeNode.objects.get()
+    rows = list(ProviderSyncRequest.objects.values_list("node_uuid", "hypervisor_hostname", "action", "status"))
+    assert rows == [(node.uuid, "node1", "sync", "pending")] * 2  # the test's transaction never commits
 
 
 def test_malformed_json_is_400(admin_api):
@@ -234,6 +264,14 @@ def test_command_registers_a_new_host(db):
     assert Event.objects.get(event_type="compute_node.register").username == "manage.py register_host"
 
 
+def test_command_sets_the_placement_settings_of_the_host(db):
+    run("node1", "--vcpus", "8", "--memory-mb", "16384", "--disk-gb", "200", "--cpu-allocation-ratio", "16",
+        "--reserved-host-memory-mb", "2048", "--reserved-host-disk-mb", "0")
+    node = ComputeNode.objects.get()
+    assert (node.cpu_allocation_ratio, node.ram_allocation_ratio, node.reserved_host_memory_mb,
+            node.reserved_host_disk_mb, node.reserved_host_cpus) == (16.0, None, 2048, 0, None)
+
+
 def test_command_updates_a_known_host(db):
     run("node1", "--vcpus", "8", "--memory-mb", "16384", "--disk-gb", "200")
     uuid_before = ComputeNode.objects.get().uuid
@@ -262,6 +300,10 @@ def test_command_node_option_adds_a_node(db):
     (["node1", "--node", "a:b", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1"], "hypervisor_hostname"),
     (["node1", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1", "--host-ip", "10.0.0"], "host_ip"),
     (["node1", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1", "--hypervisor-type", ""], "hypervisor_type"),
+    (["node1", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1", "--ram-allocation-ratio", "0"],
+     "ram_allocation_ratio"),
+    (["node1", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1", "--reserved-host-cpus", "-1"],
+     "reserved_host_cpus"),
 ])
 def test_command_rejects_bad_arguments(db, args, expected):
     with pytest.raises(CommandError) as error:

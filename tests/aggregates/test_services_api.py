@@ -8,7 +8,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from aggregates import services
-from aggregates.models import AggregateHost, ComputeNode, Event, Service
+from aggregates.models import AggregateHost, ComputeNode, Event, ProviderSyncRequest, Service
 
 V253_FIELDS = {"binary", "host", "id", "zone", "status", "state", "updated_at", "disabled_reason", "forced_down"}
 
@@ -496,6 +496,41 @@ def test_deleted_host_leaves_the_zone_list(admin_api, make_host, system):
     admin_api.delete(f"/os-services/{compute('node1').uuid}", version="2.53")
     zones = admin_api.get("/os-availability-zone").json()["availabilityZoneInfo"]
     assert [z["zoneName"] for z in zones] == ["nova"]
+
+
+def provider_rows(action):
+    return list(ProviderSyncRequest.objects.filter(action=action).values_list("hypervisor_hostname", flat=True))
+
+
+def test_delete_compute_service_writes_a_provider_deletion_per_node(admin_api, make_host):
+    make_host("node1")
+    make_host("node1", "node1-b")
+    make_host("node2")
+    assert admin_api.delete(f"/os-services/{compute('node1').uuid}", version="2.53").status_code == 204
+    assert provider_rows(ProviderSyncRequest.DELETE) == ["node1", "node1-b"]
+
+
+@pytest.mark.parametrize("request_args", [
+    ("put", "/os-services/disable", TARGET, None),
+    ("put", "/os-services/disable-log-reason", {**TARGET, "disabled_reason": "new disk"}, None),
+    ("put", "uuid", {"status": "disabled"}, "2.53"),
+])
+def test_enabling_and_disabling_have_the_providers_follow(admin_api, node1, request_args):
+    method, path, body, version = request_args
+    ProviderSyncRequest.objects.all().delete()  # the registration's
+    path = f"/os-services/{node1.uuid}" if path == "uuid" else path
+    assert admin_api.request(method, path, body, version=version).status_code == 200
+    assert provider_rows(ProviderSyncRequest.SYNC) == ["node1"]
+    assert admin_api.request(method, path, body, version=version).status_code == 200  # no change: no row
+    assert provider_rows(ProviderSyncRequest.SYNC) == ["node1"]
+    assert admin_api.put("/os-services/enable", TARGET).status_code == 200
+    assert provider_rows(ProviderSyncRequest.SYNC) == ["node1", "node1"]
+
+
+def test_forcing_down_leaves_the_providers_alone(admin_api, node1):
+    ProviderSyncRequest.objects.all().delete()
+    assert put(admin_api, node1, {"forced_down": True}).status_code == 200
+    assert not ProviderSyncRequest.objects.exists()
 
 
 def test_delete_by_uuid_from_2_53(admin_api, node1):

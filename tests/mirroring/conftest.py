@@ -1,7 +1,8 @@
 """Fixtures running an upstream Placement service (openstack-placement in the
 virtualenv named by UPSTREAM_PLACEMENT_VENV, default /tmp/upstream-placement-venv)
 with a SQLite file and noauth2, as /work/shared/conformance/README.md does.
-Tests needing it are skipped when that virtualenv is missing."""
+Tests needing it are skipped when that virtualenv is missing. Also Corral's
+own placement (``own_placement``) and both in turn (``any_placement``)."""
 import os
 import signal
 import socket
@@ -16,7 +17,10 @@ import pytest
 import requests
 from django.utils import timezone
 
-from aggregates.models import PlacementMirrorRequest
+from aggregates import mirroring, placement_client
+from aggregates.models import ProviderSyncRequest
+from aggregates.placement_client import PlacementClient
+from placement.standards import sync_standard_names
 
 UPSTREAM_VENV = Path(os.environ.get("UPSTREAM_PLACEMENT_VENV", "/tmp/upstream-placement-venv"))
 INSTALL_HINT = (
@@ -112,8 +116,23 @@ class UpstreamPlacement:
         self.call("PUT", f"/resource_providers/{provider_uuid}/aggregates",
                   {"aggregates": sorted(str(a) for a in aggregates), "resource_provider_generation": generation})
 
+    def provider_exists(self, provider_uuid):
+        response = requests.get(f"{self.url}/resource_providers/{provider_uuid}", headers=ADMIN_HEADERS, timeout=10)
+        assert response.status_code in (200, 404), response.text
+        return response.status_code == 200
+
+    def inventories_of(self, provider_uuid):
+        return self.call("GET", f"/resource_providers/{provider_uuid}/inventories")["inventories"]
+
+    def traits_of(self, provider_uuid):
+        return set(self.call("GET", f"/resource_providers/{provider_uuid}/traits")["traits"])
+
     def delete_all_providers(self):
-        for provider in self.call("GET", "/resource_providers")["resource_providers"]:
+        providers = self.call("GET", "/resource_providers")["resource_providers"]
+        for provider in providers:
+            for consumer in self.call("GET", f"/resource_providers/{provider['uuid']}/allocations")["allocations"]:
+                self.call("DELETE", f"/allocations/{consumer}")
+        for provider in providers:
             self.call("DELETE", f"/resource_providers/{provider['uuid']}")
 
 
@@ -141,18 +160,79 @@ def placement(upstream_placement, settings):
     upstream_placement.delete_all_providers()
 
 
+class OwnPlacement:
+    """Corral's own placement under live_server, in keystone mode (Corral
+    authenticates as its service user), with UpstreamPlacement's helpers.
+    "Stopping" it points Corral at a closed port instead."""
+
+    def __init__(self, url, settings):
+        self.url, self.settings = url, settings
+        self.client = PlacementClient(base_url=url)
+        self.running = True
+
+    def stop(self):
+        self.settings.PLACEMENT_URL, self.running = f"http://127.0.0.1:{free_port()}", False
+
+    def start(self):
+        self.settings.PLACEMENT_URL, self.running = self.url, True
+
+    def _request(self, method, path, body=None):
+        return self.client.request(method, path, ADMIN_HEADERS["OpenStack-API-Version"].split()[1], body=body)
+
+    def call(self, method, path, body=None):
+        response = self._request(method, path, body)
+        assert response.status_code < 300, response.text
+        return response.json() if response.content else None
+
+    def provider_exists(self, provider_uuid):
+        response = self._request("GET", f"/resource_providers/{provider_uuid}")
+        assert response.status_code in (200, 404), response.text
+        return response.status_code == 200
+
+
+for helper in ("create_provider", "aggregates_of", "set_aggregates", "inventories_of", "traits_of"):
+    setattr(OwnPlacement, helper, getattr(UpstreamPlacement, helper))
+
+
+@pytest.fixture
+def own_placement(live_server, settings, monkeypatch):
+    """Corral's placement; Corral's settings point at it."""
+    # Transactional tests empty the tables, standard names included.
+    sync_standard_names()
+    settings.PLACEMENT_URL = live_server.url + "/placement"
+    settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "", "keystone"
+    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
+    return OwnPlacement(settings.PLACEMENT_URL, settings)
+
+
+@pytest.fixture(params=["upstream", "ours"])
+def any_placement(request):
+    """Upstream placement, then Corral's own: the tests using it run against both."""
+    return request.getfixturevalue("placement" if request.param == "upstream" else "own_placement")
+
+
 @pytest.fixture
 def compute_host(make_host, placement):
-    """Register a compute host and create its node's provider in placement
-    (uuid = node uuid, name = hypervisor hostname), as the resource tracker will."""
+    """Register a compute host: its node's provider is created in placement
+    (uuid = node uuid, name = hypervisor hostname) by the registration's
+    outbox row, applied here when the test's transaction never commits.
+    Without ``with_provider`` the provider is deleted again behind Corral's back."""
 
-    def _make(host, node=None, with_provider=True):
-        compute_node = make_host(host, node)
-        if with_provider:
-            placement.create_provider(compute_node.uuid, compute_node.hypervisor_hostname)
+    def _make(host, node=None, with_provider=True, **resources):
+        compute_node = make_host(host, node, **resources)
+        apply_provider_rows()
+        if not with_provider:
+            placement.call("DELETE", f"/resource_providers/{compute_node.uuid}")
+        compute_node.refresh_from_db()
         return compute_node
 
     return _make
+
+
+def apply_provider_rows():
+    """Apply the pending resource provider rows now (in a test whose
+    transaction never commits, nothing else does)."""
+    mirroring.apply_rows(list(ProviderSyncRequest.objects.filter(status=ProviderSyncRequest.PENDING)))
 
 
 @pytest.fixture
@@ -162,5 +242,5 @@ def closed_port_url():
 
 def make_due(*rows):
     """Let the drain take these rows now rather than after their backoff."""
-    PlacementMirrorRequest.objects.filter(pk__in=[row.pk for row in rows]).update(
-        next_attempt_at=timezone.now() - timedelta(seconds=1))
+    for row in rows:
+        type(row).objects.filter(pk=row.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))

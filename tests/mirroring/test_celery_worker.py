@@ -91,11 +91,14 @@ def corral_with_worker(upstream_placement, tmp_path):
         upstream_placement.delete_all_providers()
 
 
-def test_add_host_reaches_placement_through_the_worker(corral_with_worker, upstream_placement):
+def test_registration_and_add_host_reach_placement_through_the_worker(corral_with_worker, upstream_placement):
     url, processes = corral_with_worker
     processes.run(str(VENV_BIN / "python"), "manage.py", "register_host", "h1", "--vcpus", "4", "--memory-mb", "1024",
                   "--disk-gb", "10")
-    provider = upstream_placement.create_provider(name="h1")["uuid"]  # found by name
+    wait_until(lambda: provider_named(upstream_placement, "h1"), what="the worker to create the provider of h1")
+    provider = provider_named(upstream_placement, "h1")["uuid"]
+    assert upstream_placement.call("GET", f"/resource_providers/{provider}/inventories")["inventories"]["VCPU"][
+        "total"] == 4
     headers = {"X-Auth-Token": "admin", "OpenStack-API-Version": "compute 2.41"}
     response = requests.post(url + "/compute/v2.1/os-aggregates", json={"aggregate": {"name": "agg1"}},
                              headers=headers, timeout=10)
@@ -105,4 +108,11 @@ def test_add_host_reaches_placement_through_the_worker(corral_with_worker, upstr
     assert response.status_code == 200, response.text
     wait_until(lambda: upstream_placement.aggregates_of(provider) == {aggregate["uuid"]},
                what="the worker to mirror add_host")
-    assert "aggregates.tasks.apply_mirror_request" in (processes.workdir / "worker.log").read_text()
+    worker_log = (processes.workdir / "worker.log").read_text()
+    assert "aggregates.tasks.apply_provider_request" in worker_log
+    assert "aggregates.tasks.apply_mirror_request" in worker_log
+
+
+def provider_named(placement, name):
+    providers = placement.call("GET", f"/resource_providers?name={name}")["resource_providers"]
+    return providers[0] if providers else None

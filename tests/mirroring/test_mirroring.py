@@ -6,7 +6,13 @@ import pytest
 from django_celery_beat.models import PeriodicTask
 
 from aggregates import mirroring, tasks
-from aggregates.models import AggregateHost, ComputeNode, PlacementMirrorRequest, ReconciliationRun
+from aggregates.models import (
+    AggregateHost,
+    ComputeNode,
+    PlacementMirrorRequest,
+    ProviderSyncRequest,
+    ReconciliationRun,
+)
 from aggregates.placement_client import PlacementClient
 from aggregates.services.hosts import delete_service
 from config import celery_app
@@ -76,13 +82,14 @@ def test_deleting_the_compute_service_takes_its_providers_out(admin_api, compute
     delete_service(system, node.service_id)
     assert not ComputeNode.objects.exists()
     assert Request.objects.get(action=Request.REMOVE).status == Request.DONE
-    assert placement.aggregates_of(node.uuid) == set()
+    assert ProviderSyncRequest.objects.get(action=ProviderSyncRequest.DELETE).status == Request.DONE
+    assert not placement.provider_exists(node.uuid)
 
 
 @transactional
-def test_every_node_of_a_multi_node_host_is_mirrored(admin_api, compute_host, make_host, placement):
+def test_every_node_of_a_multi_node_host_is_mirrored(admin_api, compute_host, placement):
     by_uuid = compute_host("ironic", "node-a")
-    by_name = make_host("ironic", "node-b")
+    by_name = compute_host("ironic", "node-b", with_provider=False)
     other_uuid = placement.create_provider(name="node-b")["uuid"]  # found by name, not by uuid
     aggregate = create_aggregate(admin_api, "baremetal")
     add_host(admin_api, aggregate, "ironic")
@@ -192,7 +199,7 @@ def test_gives_up_after_the_configured_attempts(admin_api, compute_host, placeme
     mirroring.drain_pending()
     row.refresh_from_db()
     assert (row.status, row.attempts) == (Request.FAILED, 2)
-    assert "gave up" in caplog.text
+    assert "1 of 1 request(s) not applied (0 will be retried, 1 given up)" in caplog.text
     make_due(row)
     assert mirroring.drain_pending() == {Request.DONE: 0, Request.PENDING: 0, Request.FAILED: 0}
 
@@ -296,7 +303,9 @@ def test_reconcile_reads_once_per_aggregate_and_writes_per_drifted_association(a
     for node in drifted:
         placement.set_aggregates(node.uuid, [])
     repaired = mirroring.reconcile(ReconciliationRun.COMMAND)
-    assert repaired.run.placement_requests == 1 + 3 + 2 * len(drifted)  # a GET and a PUT per repair
+    # A GET and a PUT per repair, and the providers whose generation moved
+    # behind Corral's back have their inventories and traits read.
+    assert repaired.run.placement_requests == 1 + 3 + 2 * len(drifted) + 2 * len(drifted)
     assert repaired.run.added == 2
     assert placement.aggregates_of(drifted[0].uuid) == {aggregates[0]["uuid"]}
 

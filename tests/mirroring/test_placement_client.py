@@ -10,6 +10,7 @@ from aggregates.placement_client import (
     AGGREGATES_VERSION,
     CONFLICT_ATTEMPTS,
     GenerationConflict,
+    InventoryInUse,
     PlacementClient,
     PlacementUnreachable,
     ProviderNotFound,
@@ -192,3 +193,66 @@ def test_keystone_mode_uses_a_token_of_corrals_service_user(db, settings, fresh_
     assert placement_client.service_token() == token
     renewed = placement_client.service_token(renew=True)
     assert renewed != token and identity.caller_for_token(renewed).is_admin
+
+
+# --- what the resource tracker uses ---------------------------------------------
+
+
+def vcpu(total):
+    return {"VCPU": {"total": total, "reserved": 0, "min_unit": 1, "max_unit": total, "step_size": 1,
+                     "allocation_ratio": 4.0}}
+
+
+def test_inventory_conflict_is_retried_from_a_fresh_read(placement, provider):
+    """A trait added between our read and our write bumps the generation."""
+    competing = iter([lambda: placement.call("PUT", f"/resource_providers/{provider}/traits", {
+        "traits": ["HW_CPU_X86_AVX2"],
+        "resource_provider_generation": placement.call("GET", f"/resource_providers/{provider}")["generation"]})])
+    session = RecordingSession(before_put=lambda: next(competing, lambda: None)())
+    update = PlacementClient(session=session).set_inventories(provider, vcpu(8), ("VCPU", "MEMORY_MB"))
+    assert update.changed and update.generation > update.generation_before
+    assert [method for method, _, _ in session.sent] == ["GET", "PUT", "GET", "PUT"]
+    assert placement.inventories_of(provider) == vcpu(8)
+
+
+def test_same_inventories_are_not_written_again(placement, provider):
+    client = PlacementClient()
+    client.set_inventories(provider, vcpu(8), ("VCPU",))
+    session = RecordingSession()
+    update = PlacementClient(session=session).set_inventories(provider, vcpu(8), ("VCPU",))
+    assert not update.changed and update.generation == update.generation_before
+    assert [method for method, _, _ in session.sent] == ["GET"]
+
+
+def test_removing_an_allocated_class_is_inventory_in_use(placement, provider):
+    client = PlacementClient()
+    client.set_inventories(provider, vcpu(8), ("VCPU",))
+    placement.call("PUT", f"/allocations/{new_uuid()}", {
+        "allocations": {provider: {"resources": {"VCPU": 2}}}, "project_id": new_uuid(), "user_id": new_uuid(),
+        "consumer_generation": None, "consumer_type": "INSTANCE"})
+    with pytest.raises(InventoryInUse) as caught:
+        client.set_inventories(provider, {}, ("VCPU",))
+    assert (caught.value.status, caught.value.code) == (409, "placement.inventory.inuse")
+
+
+def test_trait_is_added_and_removed_keeping_the_others(placement, provider):
+    client = PlacementClient()
+    client.set_trait(provider, "HW_CPU_X86_AVX2", True)
+    assert client.set_trait(provider, "COMPUTE_STATUS_DISABLED", True).changed
+    assert placement.traits_of(provider) == {"HW_CPU_X86_AVX2", "COMPUTE_STATUS_DISABLED"}
+    assert not client.set_trait(provider, "COMPUTE_STATUS_DISABLED", True).changed
+    assert client.set_trait(provider, "COMPUTE_STATUS_DISABLED", False).changed
+    assert placement.traits_of(provider) == {"HW_CPU_X86_AVX2"}
+
+
+def test_create_and_delete_a_provider(placement):
+    client, provider = PlacementClient(), new_uuid()
+    assert client.create_provider(provider, "node9") == 0
+    assert placement.provider_exists(provider)
+    assert client.delete_provider(provider) is True
+    assert client.delete_provider(provider) is False  # already gone
+
+
+def test_inventories_of_a_missing_provider(placement):
+    with pytest.raises(ProviderNotFound):
+        PlacementClient().set_inventories(new_uuid(), vcpu(8), ("VCPU",))

@@ -7,7 +7,7 @@ from django.core.management import call_command
 
 from aggregates import mirroring
 from aggregates.models import Aggregate, AggregateHost, ComputeNode, PlacementMirrorRequest, ReconciliationRun
-from aggregates.placement_client import GenerationConflict, PlacementClient
+from aggregates.placement_client import GenerationConflict, PlacementClient, PlacementError
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +48,9 @@ def test_adds_the_missing_associations(aggregate_with, placement):
     code, out, err = sync("--verbose")
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[:2] == ["Filling in missing placement aggregates", "Processing aggregate: agg1"]
+    assert lines[0] == "Checking the resource providers of compute nodes"
+    start = lines.index("Filling in missing placement aggregates")
+    assert lines[start + 1] == "Processing aggregate: agg1"
     assert (f"Successfully added host (h1) and provider ({provider_of('h1')}) to aggregate ({aggregate.uuid})."
             in lines)
     assert f"Host (h2) and provider ({provider_of('h2')}) are already in aggregate ({aggregate.uuid})." in lines
@@ -63,6 +65,7 @@ def test_without_verbose_prints_only_the_summary(aggregate_with, placement):
     code, out, _ = sync()
     assert code == 0
     assert out.splitlines() == [
+        "Placement resource providers: 0 created, 0 inventories updated, 0 disabled traits changed.",
         "Placement aggregates: 1 missing, 0 stale, 0 on unknown providers, 0 node(s) without provider; "
         "1 added, 0 removed, 0 failed."
     ]
@@ -129,13 +132,40 @@ def test_applies_pending_mirror_requests_first(admin_api, compute_host, placemen
     assert "0 missing" in out
 
 
-def test_exit_6_when_a_host_has_no_provider(aggregate_with, placement):
+def test_creates_the_missing_provider_of_a_member_host(aggregate_with, placement):
+    aggregate_with("agg1", "h1")
+    lost = aggregate_with("agg2", "lost", with_provider=False)
+    code, out, err = sync()
+    assert (code, err) == (0, "")
+    assert "Placement resource providers: 1 created, 0 inventories updated" in out
+    assert placement.inventories_of(provider_of("lost"))["VCPU"]["total"] == 16
+    assert placement.aggregates_of(provider_of("lost")) == {str(lost.uuid)}
+    run = ReconciliationRun.objects.get()
+    assert (run.providers_created, run.added, run.exit_code) == (1, 2, 0)
+
+
+def test_dry_run_exits_6_when_a_host_has_no_provider(aggregate_with, placement):
     aggregate_with("agg1", "h1")
     aggregate_with("agg2", "lost", with_provider=False)
-    code, out, err = sync()
+    code, out, err = sync("--dry-run")
     assert code == 6
     assert ("Unable to find matching resource provider record in placement with uuid for the following hosts: "
             f"(lost={provider_of('lost')}).") in err
+    assert "Would create the resource provider of compute node lost" in out
+    assert not placement.provider_exists(provider_of("lost"))
+
+
+def test_exit_3_when_the_missing_provider_cannot_be_created(aggregate_with, placement, monkeypatch):
+    aggregate_with("agg1", "h1")
+    aggregate_with("agg2", "lost", with_provider=False)
+
+    def refused(self, provider_uuid, name):
+        raise PlacementError("Creating resource provider lost failed with HTTP 500: boom", status=500)
+
+    monkeypatch.setattr(PlacementClient, "create_provider", refused)
+    code, _, err = sync()
+    assert code == 3
+    assert f"Failed updating the resource provider of compute node lost (host lost, uuid {provider_of('lost')})" in err
     assert placement.aggregates_of(provider_of("h1")) != set()  # the others were still done
 
 
@@ -152,7 +182,7 @@ def test_exit_6_wins_over_5(aggregate_with, placement):
     aggregate_with("agg1", "h1")
     aggregate_with("agg2", "lost", with_provider=False)
     ComputeNode.objects.filter(host="h1").delete()
-    assert sync()[0] == 6
+    assert sync("--dry-run")[0] == 6
 
 
 def test_exit_2_when_placement_cannot_be_read(aggregate_with, placement, settings, closed_port_url):
@@ -167,14 +197,14 @@ def test_exit_2_when_placement_cannot_be_read(aggregate_with, placement, setting
 
 def test_exit_3_when_an_update_fails_and_the_others_are_still_made(aggregate_with, placement, monkeypatch):
     aggregate = aggregate_with("agg1", "h1", "h2")
-    change = PlacementClient.change_provider_aggregates
+    change = PlacementClient.update_provider_aggregates
 
     def conflicted_for_h1(self, provider_uuid, **kw):
         if str(provider_uuid) == provider_of("h1"):
             raise GenerationConflict("provider kept changing", status=409, code="placement.concurrent_update")
         return change(self, provider_uuid, **kw)
 
-    monkeypatch.setattr(PlacementClient, "change_provider_aggregates", conflicted_for_h1)
+    monkeypatch.setattr(PlacementClient, "update_provider_aggregates", conflicted_for_h1)
     code, _, err = sync()
     assert code == 3
     assert (f"Failed updating provider aggregates for host (h1), provider ({provider_of('h1')}) and aggregate "
@@ -183,8 +213,8 @@ def test_exit_3_when_an_update_fails_and_the_others_are_still_made(aggregate_wit
     assert ReconciliationRun.objects.get().failures == 1
 
 
-def test_exit_255_on_an_unexpected_error(monkeypatch):
-    def broken(placement):
+def test_exit_255_on_an_unexpected_error(placement, monkeypatch):
+    def broken(*args):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(mirroring, "drift_report", broken)

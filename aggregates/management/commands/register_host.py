@@ -7,6 +7,7 @@ from aggregates.api.errors import ApiError
 from aggregates.api.hosts import REGISTRATION_SCHEMA
 from aggregates.context import Caller
 from aggregates.services import ServiceError, register_host
+from aggregates.services.hosts import PROVIDER_OVERRIDES
 
 
 class Command(BaseCommand):
@@ -21,6 +22,14 @@ class Command(BaseCommand):
         parser.add_argument("--disk-gb", type=int, required=True, help="local disk in GiB")
         parser.add_argument("--hypervisor-type", help="hypervisor type (new nodes default to QEMU)")
         parser.add_argument("--host-ip", help="IPv4 or IPv6 address of the host")
+        for name in ("cpu", "ram", "disk"):
+            parser.add_argument(f"--{name}-allocation-ratio", type=float,
+                                help=f"{name.upper()} allocation ratio of this host's placement inventory "
+                                     f"(default: setting {name.upper()}_ALLOCATION_RATIO)")
+        for name, unit in (("cpus", "CPUs"), ("memory_mb", "MiB of memory"), ("disk_mb", "MiB of disk")):
+            parser.add_argument(f"--reserved-host-{name.replace('_', '-')}", type=int,
+                                help=f"{unit} reserved for the host itself (default: setting "
+                                     f"RESERVED_HOST_{name.upper()})")
 
     def handle(self, *args, **options):
         registration = {
@@ -31,6 +40,7 @@ class Command(BaseCommand):
             "local_gb": options["disk_gb"],
             "hypervisor_type": options["hypervisor_type"],
             "host_ip": options["host_ip"],
+            **{name: options[name] for name in PROVIDER_OVERRIDES},
         }
         registration = {key: value for key, value in registration.items() if value is not None}
         try:

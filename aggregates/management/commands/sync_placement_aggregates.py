@@ -1,11 +1,14 @@
 """``manage.py sync_placement_aggregates``: make placement's aggregate
 associations match Corral's host aggregates, like ``nova-manage placement
 sync_aggregates``, and more: every node of a host, ``--prune`` for stale
-associations, ``--dry-run``.
+associations, ``--dry-run``. First, every compute node gets its resource
+provider, with the node's inventories and the COMPUTE_STATUS_DISABLED trait
+while its service is disabled (what the resource tracker keeps up to date).
 
 Exit codes (nova-manage's where they apply): 0 done; 2 placement could not
-be read; 3 some update failed (the others were still made); 5 member hosts
-without compute node; 6 member hosts whose node has no resource provider;
+be read; 3 some update failed, a provider's included (the others were still
+made); 5 member hosts without compute node; 6 member hosts whose node has no
+resource provider (a dry run: the others are created);
 255 unexpected error. Nova's 1 (several nodes per host) and 4 (no cell
 mapping) do not arise in Corral.
 """
@@ -19,8 +22,9 @@ from aggregates.models import ReconciliationRun
 
 
 class Command(BaseCommand):
-    help = ("Add the missing aggregate associations of the hosts' resource providers in placement and, with "
-            "--prune, remove the stale ones (a Corral aggregate on the provider of a host that left it).")
+    help = ("Create the missing resource providers of compute nodes and correct their inventories and disabled "
+            "trait; add the missing aggregate associations of the hosts' resource providers in placement and, "
+            "with --prune, remove the stale ones (a Corral aggregate on the provider of a host that left it).")
 
     def add_arguments(self, parser):
         parser.add_argument("--verbose", action="store_true", help="print every aggregate, host and association")
