@@ -63,6 +63,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "aggregates.api.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -176,3 +177,21 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # Publishing gives up after one immediate retry, so that a dead broker delays
 # an operator's request by a moment, not seconds (the outbox keeps the work).
 CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0}
+
+# --- Compute nodes as placement resource providers ---------------------------
+# Allocation ratios and host reservations of the VCPU, MEMORY_MB and DISK_GB
+# inventories (Nova's initial_*_allocation_ratio and reserved_host_*
+# defaults); a registration may override them per host.
+CPU_ALLOCATION_RATIO = float(os.environ.get("CPU_ALLOCATION_RATIO", "4.0"))
+RAM_ALLOCATION_RATIO = float(os.environ.get("RAM_ALLOCATION_RATIO", "1.0"))
+DISK_ALLOCATION_RATIO = float(os.environ.get("DISK_ALLOCATION_RATIO", "1.0"))
+RESERVED_HOST_CPUS = env_int("RESERVED_HOST_CPUS", 0)
+RESERVED_HOST_MEMORY_MB = env_int("RESERVED_HOST_MEMORY_MB", 512)
+RESERVED_HOST_DISK_MB = env_int("RESERVED_HOST_DISK_MB", 0)
+
+# --- Console static files -----------------------------------------------------
+# WhiteNoise serves the console's assets from the app itself (no CDN, no
+# separate web server). Without collectstatic it finds them in the apps.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns about a missing STATIC_ROOT

@@ -1,25 +1,60 @@
-"""Console views. They read through service functions and models; they hold no rules."""
-from django.contrib.admin.views.decorators import staff_member_required
-from django.db.models import Count
-from django.shortcuts import render
+"""Console overview. Views read through service functions, models and
+dashboard.queries; they hold no rules."""
+from django.db.models import Count, Q
 
-from aggregates.models import Aggregate, AggregateMetadata, Event, Flavor, Service
+from aggregates.models import Aggregate, AggregateMetadata, Event, Flavor, PlacementMirrorRequest, ReconciliationRun
+from aggregates.services.zones import AZ_KEY
+from placement.models import ResourceProvider
+
+from . import queries
+from .console import console_view, page
+
+RECENT_EVENTS = 10
+ATTENTION_SHOWN = 8
 
 
-@staff_member_required(login_url="dashboard:login")
+def _host_counts():
+    services = queries.compute_services()
+    return services.aggregate(
+        total=Count("id"),
+        up=Count("id", filter=queries.up_services_q()),
+        disabled=Count("id", filter=Q(disabled=True)),
+    )
+
+
+def _mirror_status():
+    counts = dict(PlacementMirrorRequest.objects.values_list("status").annotate(n=Count("id")).order_by())
+    return {
+        "pending": counts.get(PlacementMirrorRequest.PENDING, 0),
+        "failed": counts.get(PlacementMirrorRequest.FAILED, 0),
+        "oldest_pending": PlacementMirrorRequest.objects.filter(status=PlacementMirrorRequest.PENDING)
+        .order_by("created_at").values_list("created_at", flat=True).first(),
+        "last_run": ReconciliationRun.objects.order_by("-started_at", "-id").first(),
+    }
+
+
+def _hosts_needing_attention():
+    """Down or disabled compute hosts, the first few, and how many there are."""
+    hosts = queries.compute_services().filter(Q(disabled=True) | ~queries.up_services_q()).order_by("host")
+    return {"first": list(hosts[:ATTENTION_SHOWN]), "count": hosts.count()}
+
+
+@console_view
 def home(request):
-    compute = Service.objects.filter(binary=Service.COMPUTE)
-    services = list(compute)
+    hosts = _host_counts()
     context = {
         "counts": {
             "aggregates": Aggregate.objects.count(),
-            "zones": AggregateMetadata.objects.filter(key="availability_zone").values("value").distinct().count(),
-            "hosts": len(services),
-            "hosts_up": sum(1 for s in services if s.is_up),
-            "hosts_disabled": compute.filter(disabled=True).count(),
+            "zones": AggregateMetadata.objects.filter(key=AZ_KEY).values("value").distinct().count(),
+            "hosts": hosts["total"],
+            "hosts_up": hosts["up"],
+            "hosts_down": hosts["total"] - hosts["up"],
+            "hosts_disabled": hosts["disabled"],
             "flavors": Flavor.objects.count(),
+            "providers": ResourceProvider.objects.count(),
         },
-        "aggregates": Aggregate.objects.annotate(host_count=Count("host_items")).order_by("name")[:50],
-        "events": Event.objects.order_by("-id")[:10],
+        "mirror": _mirror_status(),
+        "attention": _hosts_needing_attention(),
+        "events": Event.objects.order_by("-id")[:RECENT_EVENTS],
     }
-    return render(request, "dashboard/home.html", context)
+    return page(request, context, "dashboard/home.html")

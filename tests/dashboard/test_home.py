@@ -6,7 +6,7 @@ from django.test import Client
 
 @pytest.fixture
 def staff_client(db):
-    user = get_user_model().objects.create_user("op", password="pw", is_staff=True)
+    user = get_user_model().objects.create_user("op", password="pw", is_staff=True, is_superuser=True)
     client = Client()
     client.force_login(user)
     return client

@@ -1,0 +1,11 @@
+"""Django admin registrations of placement's tables (those no admin module
+registered yet), read-only: placement's data changes through its API and the
+mirroring, never here."""
+from django.apps import apps
+from django.contrib import admin
+
+from aggregates.admin import ReadOnlyAdmin
+
+for model in apps.get_app_config("placement").get_models():
+    if not admin.site.is_registered(model):
+        admin.site.register(model, ReadOnlyAdmin)

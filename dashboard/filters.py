@@ -1,0 +1,95 @@
+"""Server-side filters and sorting of the console's lists (django-filter).
+Filters on related rows use ``pk__in`` subqueries, so that they never
+duplicate rows or skew the counts annotated on them."""
+import django_filters
+from django.conf import settings
+from django.db.models import Count, OuterRef, Q, Subquery
+
+from aggregates.models import Aggregate, AggregateHost, AggregateMetadata, Event, Service
+from aggregates.services.zones import AZ_KEY
+
+from .queries import hosts_in_zones, up_services_q
+
+
+def zone_subquery():
+    return Subquery(AggregateMetadata.objects.filter(aggregate=OuterRef("pk"), key=AZ_KEY).values("value")[:1])
+
+
+def aggregate_rows():
+    """Aggregates with their zone and host count, read in the page's own query."""
+    return Aggregate.objects.annotate(zone=zone_subquery(), host_count=Count("host_items")).prefetch_related(
+        "metadata_items")
+
+
+class AggregateFilter(django_filters.FilterSet):
+    name = django_filters.CharFilter(label="Name contains", lookup_expr="icontains")
+    zone = django_filters.CharFilter(label="Zone", method="filter_zone")
+    key = django_filters.CharFilter(label="Metadata key", method="filter_key")
+    host = django_filters.CharFilter(label="Host", method="filter_host")
+    sort = django_filters.OrderingFilter(
+        fields=(("name", "name"), ("zone", "zone"), ("host_count", "hosts"), ("created_at", "created"),
+                ("updated_at", "updated")))
+
+    class Meta:
+        model = Aggregate
+        fields = []
+
+    def filter_zone(self, queryset, name, value):
+        return queryset.filter(pk__in=AggregateMetadata.objects.filter(key=AZ_KEY, value=value).values("aggregate"))
+
+    def filter_key(self, queryset, name, value):
+        return queryset.filter(pk__in=AggregateMetadata.objects.filter(key=value).values("aggregate"))
+
+    def filter_host(self, queryset, name, value):
+        return queryset.filter(pk__in=AggregateHost.objects.filter(host__icontains=value).values("aggregate"))
+
+
+STATE_CHOICES = [("up", "up"), ("down", "down"), ("enabled", "enabled"), ("disabled", "disabled"),
+                 ("attention", "down or disabled")]
+
+
+class HostFilter(django_filters.FilterSet):
+    host = django_filters.CharFilter(label="Host contains", lookup_expr="icontains")
+    state = django_filters.ChoiceFilter(label="State", choices=STATE_CHOICES, method="filter_state",
+                                        empty_label="any")
+    zone = django_filters.CharFilter(label="Zone", method="filter_zone")
+    aggregate = django_filters.CharFilter(label="Aggregate", method="filter_aggregate")
+    sort = django_filters.OrderingFilter(fields=(("host", "host"), ("disabled", "status"),
+                                                 ("last_seen_up", "seen")))
+
+    class Meta:
+        model = Service
+        fields = []
+
+    def filter_state(self, queryset, name, value):
+        if value in ("up", "down", "attention"):
+            up = up_services_q()
+            if value == "attention":
+                return queryset.filter(Q(disabled=True) | ~up)
+            return queryset.filter(up) if value == "up" else queryset.exclude(up)
+        return queryset.filter(disabled=value == "disabled")
+
+    def filter_zone(self, queryset, name, value):
+        """Hosts of the zone; for the default zone, also those no AZ aggregate places."""
+        hosts = queryset.filter(host__in=hosts_in_zones([value]))
+        if value == settings.DEFAULT_AVAILABILITY_ZONE:
+            hosts = hosts | queryset.exclude(host__in=hosts_in_zones())
+        return hosts
+
+    def filter_aggregate(self, queryset, name, value):
+        return queryset.filter(host__in=AggregateHost.objects.filter(aggregate__name=value).values("host"))
+
+
+class EventFilter(django_filters.FilterSet):
+    event_type = django_filters.CharFilter(label="Type contains", lookup_expr="icontains")
+    object_type = django_filters.ChoiceFilter(label="Object type", empty_label="any", choices=[
+        ("aggregate", "aggregate"), ("flavor", "flavor"), ("service", "service"), ("compute_node", "compute node"),
+        ("token", "token")])
+    object_id = django_filters.CharFilter(label="Object id", lookup_expr="exact")
+    username = django_filters.CharFilter(label="User", lookup_expr="exact")
+    priority = django_filters.ChoiceFilter(label="Priority", empty_label="any",
+                                           choices=[("INFO", "info"), ("ERROR", "error")])
+
+    class Meta:
+        model = Event
+        fields = []

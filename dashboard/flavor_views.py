@@ -1,0 +1,122 @@
+"""Flavors: list, create, delete and the extra specs editor."""
+from django.contrib import messages
+from django.db.models import Prefetch
+from django.http import Http404
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from aggregates.models import Event, Flavor, FlavorExtraSpec
+from aggregates.services import flavors as flavor_services
+from aggregates.services.exceptions import NotFound, ServiceError
+
+from .console import caller_of, console_view, form_error, page, paginate
+from .forms import ExtraSpecForm, FlavorForm
+
+FLAVOR_FIELDS = ("name", "id", "ram", "vcpus", "disk", "ephemeral", "swap", "description")
+
+
+@console_view
+def flavor_list(request):
+    flavors = Flavor.objects.prefetch_related(
+        Prefetch("extra_spec_items", queryset=FlavorExtraSpec.objects.order_by("key"))).order_by("memory_mb", "name")
+    search = request.GET.get("name", "").strip()
+    if search:
+        flavors = flavors.filter(name__icontains=search)
+    current, querystring = paginate(request, flavors)
+    return page(request, {"page": current, "querystring": querystring, "search": search},
+                "dashboard/flavors/list.html")
+
+
+def _field_of(exc):
+    """The form field a flavor service error is about ("... ram must be ..." -> ram), or None."""
+    message = exc.message.lower()
+    if "flavor with id" in message or "flavor id" in message:
+        return "id"
+    if "flavor names" in message or "flavor with name" in message:
+        return "name"
+    return next((field for field in FLAVOR_FIELDS if f"{field} must" in message), None)
+
+
+@console_view(form_page=True)
+def flavor_create(request):
+    form = FlavorForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            flavor = flavor_services.create_flavor(
+                caller_of(request), name=data["name"], flavorid=data["id"] or None, ram=data["ram"],
+                vcpus=data["vcpus"], disk=data["disk"], ephemeral=data["ephemeral"] or 0, swap=data["swap"] or 0,
+                is_public=data["is_public"], description=data["description"] or None)
+        except ServiceError as exc:
+            form_error(form, exc, _field_of(exc))
+        else:
+            messages.success(request, f"Flavor {flavor.name} created.")
+            return redirect("dashboard:flavor", flavor.flavorid)
+    return page(request, {"form": form}, "dashboard/flavors/create.html", 400 if form.is_bound else 200)
+
+
+def _flavor_or_404(request, flavorid):
+    try:
+        return flavor_services.get_flavor(caller_of(request), flavorid)
+    except NotFound as exc:
+        raise Http404(exc.message)
+
+
+def _flavor_page(request, flavorid, spec_form=None, status=200):
+    flavor = _flavor_or_404(request, flavorid)
+    context = {
+        "flavor": flavor,
+        "extra_specs": flavor_services.extra_specs_of(flavor),
+        "projects": flavor_services.projects_of(flavor),
+        "spec_form": spec_form or ExtraSpecForm(),
+        "events": Event.objects.filter(object_type="flavor", object_id=flavor.flavorid)[:20],
+    }
+    return page(request, context, "dashboard/flavors/detail.html", status)
+
+
+@console_view
+def flavor_detail(request, flavorid):
+    return _flavor_page(request, flavorid)
+
+
+@console_view
+@require_POST
+def flavor_set_spec(request, flavorid):
+    _flavor_or_404(request, flavorid)
+    form = ExtraSpecForm(request.POST)
+    if form.is_valid():
+        key, value = form.cleaned_data["key"], form.cleaned_data["value"]
+        try:
+            flavor_services.set_extra_specs(caller_of(request), flavorid, {key: value})
+        except ServiceError as exc:
+            form_error(form, exc, "value" if "value" in exc.message else "key")
+        else:
+            messages.success(request, f"Extra spec {key} set.")
+            return redirect("dashboard:flavor", flavorid)
+    return _flavor_page(request, flavorid, spec_form=form, status=400)
+
+
+@console_view
+@require_POST
+def flavor_delete_spec(request, flavorid):
+    key = request.POST.get("key", "")
+    try:
+        flavor_services.delete_extra_spec(caller_of(request), flavorid, key)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Extra spec {key} removed.")
+    return redirect("dashboard:flavor", flavorid)
+
+
+@console_view
+@require_POST
+def flavor_delete(request, flavorid):
+    flavor = _flavor_or_404(request, flavorid)
+    try:
+        flavor_services.delete_flavor(caller_of(request), flavorid)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        return redirect("dashboard:flavor", flavorid)
+    messages.success(request, f"Flavor {flavor.name} deleted.")
+    return redirect("dashboard:flavors")

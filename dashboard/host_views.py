@@ -1,0 +1,116 @@
+"""Compute hosts and availability zones."""
+from collections import defaultdict
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from aggregates.models import Aggregate, AggregateMetadata, Event
+from aggregates.services import hosts as host_services
+from aggregates.services.exceptions import ServiceError
+from aggregates.services.zones import AZ_KEY, zones_by_host
+
+from . import queries
+from .console import caller_of, console_view, form_error, page, paginate
+from .filters import HostFilter
+from .forms import DisableHostForm
+
+ZONE_HOSTS_SHOWN = 40
+
+
+def _zone_name(zones):
+    return ",".join(zones) if zones else settings.DEFAULT_AVAILABILITY_ZONE
+
+
+@console_view
+def host_list(request):
+    filtered = HostFilter(request.GET, queryset=queries.compute_services().order_by("host"))
+    current, querystring = paginate(request, filtered.qs)
+    hosts = [service.host for service in current]
+    zones = zones_by_host(hosts)
+    memberships = queries.aggregates_by_host(hosts)
+    nodes = queries.nodes_by_host(hosts)
+    rows = [{"service": service, "zone": _zone_name(zones.get(service.host)), "in_default": service.host not in zones,
+             "aggregates": memberships.get(service.host, []), "nodes": nodes.get(service.host, [])}
+            for service in current]
+    return page(request, {"filter": filtered, "page": current, "querystring": querystring, "rows": rows},
+                "dashboard/hosts/list.html")
+
+
+def _service_or_404(host):
+    service = queries.compute_services().filter(host=host).first()
+    if service is None or service.host != host:
+        raise Http404(f"Compute host {host} could not be found.")
+    return service
+
+
+@console_view
+def host_detail(request, host):
+    return _host_page(request, host)
+
+
+def _host_page(request, host, disable_form=None, status=200):
+    service = _service_or_404(host)
+    zones = queries.zone_sources([host]).get(host, [])
+    context = {
+        "service": service,
+        "zone": _zone_name(sorted({z for z, _, _ in zones})),
+        "zone_sources": zones,
+        "aggregates": queries.aggregates_by_host([host]).get(host, []),
+        "nodes": queries.nodes_by_host([host]).get(host, []),
+        "events": Event.objects.filter(object_type="service", object_id=str(service.id))[:25],
+        "disable_form": disable_form or DisableHostForm(),
+    }
+    return page(request, context, "dashboard/hosts/detail.html", status)
+
+
+@console_view
+@require_POST
+def host_status(request, host):
+    service = _service_or_404(host)
+    enable = request.POST.get("action") == "enable"
+    form = DisableHostForm(request.POST)
+    if enable or form.is_valid():
+        try:
+            if enable:
+                host_services.update_service(caller_of(request), service.uuid, status="enabled")
+            else:
+                host_services.update_service(caller_of(request), service.uuid, status="disabled",
+                                             disabled_reason=form.cleaned_data["disabled_reason"] or None)
+        except ServiceError as exc:
+            form_error(form, exc)
+        else:
+            messages.success(request, f"Host {host} {'enabled' if enable else 'disabled'}.")
+            return redirect(request.POST.get("next") or "dashboard:hosts")
+    return _host_page(request, host, disable_form=form, status=400)
+
+
+@console_view
+def zone_list(request):
+    """Every named zone with its aggregates and hosts, and the default zone
+    with the hosts that are in it only because no aggregate places them."""
+    default = settings.DEFAULT_AVAILABILITY_ZONE
+    host_zones = zones_by_host()
+    aggregates_of_zone = defaultdict(list)
+    rows = AggregateMetadata.objects.filter(key=AZ_KEY).values_list("value", "aggregate_id", "aggregate__name")
+    for zone, aggregate_id, name in rows.order_by("value", "aggregate__name"):
+        aggregates_of_zone[zone].append((aggregate_id, name))
+    hosts_of_zone = defaultdict(list)
+    for host, zones in sorted(host_zones.items()):
+        for zone in zones:
+            hosts_of_zone[zone].append(host)
+    default_only = list(queries.compute_services().exclude(host__in=queries.hosts_in_zones()).order_by("host")
+                        .values_list("host", flat=True))
+    zones = [{"name": name, "aggregates": aggregates_of_zone[name], "hosts": hosts_of_zone.get(name, []),
+              "explicit_default": name == default}
+             for name in sorted(aggregates_of_zone)]
+    context = {
+        "zones": zones,
+        "default_zone": default,
+        "default_only": default_only,
+        "shown": ZONE_HOSTS_SHOWN,
+        "aggregate_count": Aggregate.objects.count(),
+    }
+    return page(request, context, "dashboard/zones.html")

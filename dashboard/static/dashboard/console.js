@@ -1,0 +1,41 @@
+// Progressive enhancement of the console: every page works without it.
+(function () {
+  "use strict";
+
+  // Forms with data-confirm ask before submitting.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    var question = form.getAttribute && form.getAttribute("data-confirm");
+    if (question && !window.confirm(question)) { event.preventDefault(); }
+  });
+
+  // Swap in new content; boxes the operator had checked stay checked.
+  function replaceKeepingChecks(target, html) {
+    var checked = Array.prototype.map.call(target.querySelectorAll("input[type=checkbox]:checked"),
+      function (box) { return box.name + "=" + box.value; });
+    target.innerHTML = html;
+    target.querySelectorAll("input[type=checkbox]").forEach(function (box) {
+      if (!box.disabled && checked.indexOf(box.name + "=" + box.value) !== -1) { box.checked = true; }
+    });
+  }
+
+  // Search forms with data-live-target refresh that element as the operator types.
+  function liveSearch(form) {
+    var target = document.querySelector(form.getAttribute("data-live-target"));
+    var url = form.getAttribute("data-live-url");
+    var timer = null;
+    form.addEventListener("input", function () {
+      window.clearTimeout(timer);
+      timer = window.setTimeout(function () {
+        var query = new URLSearchParams(new FormData(form)).toString();
+        fetch(url + "?" + query, { headers: { "X-Console-Fragment": "picker" }, credentials: "same-origin" })
+          .then(function (response) { return response.ok ? response.text() : null; })
+          .then(function (html) { if (html !== null) { replaceKeepingChecks(target, html); } });
+      }, 250);
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("form[data-live-target]").forEach(liveSearch);
+  });
+})();

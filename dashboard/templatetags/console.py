@@ -1,0 +1,30 @@
+"""Template helpers: sortable column headers, status badges and usage bars."""
+from django import template
+from django.utils.html import format_html
+
+register = template.Library()
+
+
+@register.simple_tag(takes_context=True)
+def sort_header(context, field, label, css_class=""):
+    """A column header that sorts by ``field``; a second click reverses."""
+    request = context["request"]
+    current = request.GET.get("sort", "")
+    params = request.GET.copy()
+    params.pop("page", None)
+    ascending = current != field
+    params["sort"] = field if ascending else f"-{field}"
+    arrow = "▲" if current == field else ("▼" if current == f"-{field}" else "")
+    return format_html('<th class="{}"><a href="?{}">{} {}</a></th>', css_class, params.urlencode(), label, arrow)
+
+
+@register.inclusion_tag("dashboard/_service_state.html")
+def service_state(service):
+    return {"service": service}
+
+
+@register.inclusion_tag("dashboard/_usage_bar.html")
+def usage_bar(used, total):
+    percent = round(100 * used / total) if total else 0
+    level = "bad" if percent >= 90 else ("warn" if percent >= 70 else "")
+    return {"used": used, "total": total, "percent": min(percent, 100), "level": level}
