@@ -13,7 +13,7 @@ from aggregates import services
 from aggregates.models import Event
 from aggregates.services.exceptions import NotFound, ServiceError
 
-from . import operations, queries
+from . import queries
 from .console import caller_of, console_view, form_error, page, paginate
 from .filters import AggregateFilter, aggregate_rows
 from .forms import AggregateCreateForm, AggregateEditForm, HostsForm, MetadataFormSet
@@ -72,7 +72,7 @@ def aggregate_create(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            aggregate = operations.create_aggregate_with_hosts(
+            aggregate = services.create_aggregate_with_hosts(
                 caller_of(request), data["name"], data["availability_zone"], data["hosts"])
         except ServiceError as exc:
             form_error(form, exc, _create_error_field(exc))
@@ -217,7 +217,7 @@ def aggregate_add_hosts(request, aggregate_id):
     if form.is_valid():
         hosts = form.cleaned_data["hosts"]
         try:
-            operations.add_hosts(caller_of(request), aggregate.id, hosts)
+            services.add_hosts(caller_of(request), aggregate.id, hosts)
         except ServiceError as exc:
             form_error(form, exc)
         else:
@@ -237,7 +237,7 @@ def aggregate_remove_hosts(request, aggregate_id):
         messages.error(request, "Select the hosts to remove first.")
         return redirect(reverse("dashboard:aggregate", args=[aggregate.id]) + "#hosts")
     try:
-        operations.remove_hosts(caller_of(request), aggregate.id, hosts)
+        services.remove_hosts(caller_of(request), aggregate.id, hosts)
     except ServiceError as exc:
         messages.error(request, exc.message)
     else:

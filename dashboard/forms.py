@@ -7,7 +7,7 @@ import re
 from django import forms
 
 from aggregates.api import validation
-from aggregates.api.flavors import _create_schema as flavor_create_schema
+from aggregates.api.flavors import create_schema as flavor_create_schema
 from aggregates.api.errors import ApiError
 
 HOST_SEPARATORS = re.compile(r"[\s,]+")

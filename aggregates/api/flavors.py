@@ -25,7 +25,7 @@ RXTX_FACTOR = {"type": ["number", "string"], "pattern": r"^[0-9]+(\.[0-9]+)?$", 
                "exclusiveMinimum": True, "maximum": service.MAX_RXTX_FACTOR}
 
 
-def _create_schema(version):
+def create_schema(version):
     properties = {
         "name": validation.name,
         "id": {"type": ["string", "number", "null"], "minLength": 1, "maxLength": 255,
@@ -229,7 +229,7 @@ class FlavorListView(ComputeAPIView):
         return _flavor_list(request, detail=False)
 
     def post(self, request):
-        body = validation.validate(self.body(request), _create_schema(request.version))["flavor"]
+        body = validation.validate(self.body(request), create_schema(request.version))["flavor"]
         caller = enforce(request, "os_compute_api:os-flavor-manage:create")
         flavor = service.create_flavor(
             caller,

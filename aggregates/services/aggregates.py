@@ -299,3 +299,38 @@ def remove_host(caller, aggregate_id, host):
             aggregate = get_aggregate(aggregate_id)
             _record(caller, "aggregate.remove_host.end", aggregate)
     return aggregate
+
+
+# --- several changes as one -------------------------------------------------
+# A refusal rolls back every step, the steps' events included, so it is
+# recorded again after the rollback as one ``compute.exception`` event.
+
+
+def create_aggregate_with_hosts(caller, name, availability_zone, hosts):
+    """Create an aggregate and add ``hosts`` to it: all of it or nothing."""
+    with events.failures_recorded(caller, "create_aggregate_with_hosts", "aggregate"):
+        with transaction.atomic():
+            aggregate = create_aggregate(caller, name, availability_zone or None)
+            for host in hosts:
+                aggregate = add_host(caller, aggregate.id, host)
+    return aggregate
+
+
+def add_hosts(caller, aggregate_id, hosts):
+    """Add several hosts to an aggregate: all of them or none."""
+    with events.failures_recorded(caller, "add_hosts_to_aggregate", "aggregate", aggregate_id):
+        with transaction.atomic():
+            aggregate = get_aggregate(aggregate_id)
+            for host in hosts:
+                aggregate = add_host(caller, aggregate_id, host)
+    return aggregate
+
+
+def remove_hosts(caller, aggregate_id, hosts):
+    """Remove several hosts from an aggregate: all of them or none."""
+    with events.failures_recorded(caller, "remove_hosts_from_aggregate", "aggregate", aggregate_id):
+        with transaction.atomic():
+            aggregate = get_aggregate(aggregate_id)
+            for host in hosts:
+                aggregate = remove_host(caller, aggregate_id, host)
+    return aggregate
