@@ -275,7 +275,31 @@ class Event(models.Model):
 # --- Mirroring aggregates into placement ----------------------------------
 
 
-class PlacementMirrorRequest(models.Model):
+class OutboxRow(models.Model):
+    """What every outbox row has: a status, attempts with backoff, and times.
+    Rows are written in the transaction of the change they mirror and
+    applied by a task, the drain or the reconciler."""
+
+    PENDING = "pending"
+    DONE = "done"
+    FAILED = "failed"
+    STATUSES = [(PENDING, "pending"), (DONE, "done"), (FAILED, "failed")]
+
+    status = models.CharField(max_length=16, choices=STATUSES, default=PENDING)
+    attempts = models.IntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    applied_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["id"]
+        indexes = [models.Index(fields=["status", "next_attempt_at"])]
+
+
+class PlacementMirrorRequest(OutboxRow):
     """Outbox row: placement must learn that ``host`` joined or left an
     aggregate (or that the aggregate was deleted). Written in the same
     transaction as the change; applied by a task, the drain or the
@@ -287,11 +311,6 @@ class PlacementMirrorRequest(models.Model):
     DELETE = "delete"
     ACTIONS = [(ADD, "add host"), (REMOVE, "remove host"), (DELETE, "delete aggregate")]
 
-    PENDING = "pending"
-    DONE = "done"
-    FAILED = "failed"
-    STATUSES = [(PENDING, "pending"), (DONE, "done"), (FAILED, "failed")]
-
     aggregate_uuid = models.UUIDField(db_index=True)
     aggregate_id = models.IntegerField(null=True, blank=True)
     aggregate_name = models.CharField(max_length=255)
@@ -301,17 +320,6 @@ class PlacementMirrorRequest(models.Model):
     # itself was deleted.
     nodes = models.JSONField(default=list, blank=True)
     action = models.CharField(max_length=16, choices=ACTIONS)
-    status = models.CharField(max_length=16, choices=STATUSES, default=PENDING)
-    attempts = models.IntegerField(default=0)
-    last_error = models.TextField(blank=True, default="")
-    next_attempt_at = models.DateTimeField(default=timezone.now)
-    created_at = models.DateTimeField(default=timezone.now)
-    updated_at = models.DateTimeField(default=timezone.now)
-    applied_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["id"]
-        indexes = [models.Index(fields=["status", "next_attempt_at"])]
 
     def __str__(self):
         target = f"host {self.host} " if self.host else ""
@@ -352,7 +360,7 @@ class ReconciliationRun(models.Model):
         return f"reconciliation {self.started_at:%Y-%m-%d %H:%M:%S} ({self.trigger})"
 
 
-class ProviderSyncRequest(models.Model):
+class ProviderSyncRequest(OutboxRow):
     """Outbox row: placement must learn the current state of a compute
     node's resource provider (SYNC: exists, inventory, COMPUTE_STATUS_DISABLED
     trait), or that the node is gone (DELETE). Written in the same
@@ -364,26 +372,10 @@ class ProviderSyncRequest(models.Model):
     DELETE = "delete"
     ACTIONS = [(SYNC, "sync provider"), (DELETE, "delete provider")]
 
-    PENDING = PlacementMirrorRequest.PENDING
-    DONE = PlacementMirrorRequest.DONE
-    FAILED = PlacementMirrorRequest.FAILED
-    STATUSES = PlacementMirrorRequest.STATUSES
-
     node_uuid = models.UUIDField(db_index=True)
     hypervisor_hostname = models.CharField(max_length=255)
     host = models.CharField(max_length=255)
     action = models.CharField(max_length=16, choices=ACTIONS)
-    status = models.CharField(max_length=16, choices=STATUSES, default=PENDING)
-    attempts = models.IntegerField(default=0)
-    last_error = models.TextField(blank=True, default="")
-    next_attempt_at = models.DateTimeField(default=timezone.now)
-    created_at = models.DateTimeField(default=timezone.now)
-    updated_at = models.DateTimeField(default=timezone.now)
-    applied_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["id"]
-        indexes = [models.Index(fields=["status", "next_attempt_at"])]
 
     def __str__(self):
         return f"{self.action} provider of {self.hypervisor_hostname} ({self.status})"

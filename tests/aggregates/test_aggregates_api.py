@@ -3,6 +3,7 @@ Corral's atomicity where Nova is not atomic."""
 import pytest
 
 from aggregates.models import Aggregate, AggregateHost, AggregateMetadata
+from tests.helpers import fault
 
 
 @pytest.fixture
@@ -29,14 +30,6 @@ def state():
         sorted(AggregateMetadata.objects.values_list("aggregate_id", "key", "value")),
         sorted(AggregateHost.objects.values_list("aggregate_id", "host")),
     )
-
-
-def fault(response, status, name):
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert list(body) == [name]
-    assert body[name]["code"] == status
-    return body[name]["message"]
 
 
 # --- create ----------------------------------------------------------------

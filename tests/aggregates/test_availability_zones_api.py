@@ -7,14 +7,7 @@ from django.utils import timezone
 
 from aggregates import services
 from aggregates.models import Aggregate, AggregateHost, AggregateMetadata, Service
-
-
-def fault(response, status, name):
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert list(body) == [name]
-    assert body[name]["code"] == status
-    return body[name]["message"]
+from tests.helpers import fault
 
 
 def service(host, binary, disabled=False, seen=None):

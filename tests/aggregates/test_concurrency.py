@@ -1,33 +1,11 @@
 """Races between operators: the one-zone-per-host rule holds under concurrency."""
-import threading
-
 import pytest
-from django.db import connection
 
 from aggregates.models import AggregateHost
 from tests.conftest import ApiClient
+from tests.helpers import run_together
 
 pytestmark = [pytest.mark.postgres_only, pytest.mark.django_db(transaction=True)]
-
-
-def run_together(*calls):
-    """Start every call at the same moment in its own thread; return their results."""
-    barrier = threading.Barrier(len(calls))
-    results = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            barrier.wait()
-            results[index] = call()
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
 
 
 def test_racing_add_host_into_two_zones_lets_exactly_one_win(token_for, make_host):

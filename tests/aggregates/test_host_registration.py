@@ -8,16 +8,9 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from aggregates.models import ComputeNode, Event, ProviderSyncRequest, Service
+from tests.helpers import fault
 
 MINIMAL = {"host": "node1", "vcpus": 16, "memory_mb": 65536, "local_gb": 1000}
-
-
-def fault(response, status, name):
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert list(body) == [name]
-    assert body[name]["code"] == status
-    return body[name]["message"]
 
 
 def register(api, **fields):

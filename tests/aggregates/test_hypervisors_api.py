@@ -10,20 +10,13 @@ from django.conf import settings
 from django.utils import timezone
 
 from aggregates.models import ComputeNode, Service
+from tests.helpers import fault
 
 BASIC_FIELDS = {"id", "hypervisor_hostname", "state", "status"}
 USAGE_FIELDS = {"vcpus", "memory_mb", "local_gb", "vcpus_used", "memory_mb_used", "local_gb_used", "free_ram_mb",
                 "free_disk_gb", "current_workload", "running_vms", "disk_available_least", "cpu_info"}
 COMMON_DETAIL_FIELDS = BASIC_FIELDS | {"hypervisor_type", "hypervisor_version", "host_ip", "service"}
 CPU_INFO = {"arch": "x86_64", "model": "Skylake", "vendor": "Intel", "topology": {"sockets": 1, "cores": 8}}
-
-
-def fault(response, status, name):
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert list(body) == [name]
-    assert body[name]["code"] == status
-    return body[name]["message"]
 
 
 def ok(response):

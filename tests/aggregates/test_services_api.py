@@ -9,16 +9,9 @@ from django.utils import timezone
 
 from aggregates import services
 from aggregates.models import AggregateHost, ComputeNode, Event, ProviderSyncRequest, Service
+from tests.helpers import fault
 
 V253_FIELDS = {"binary", "host", "id", "zone", "status", "state", "updated_at", "disabled_reason", "forced_down"}
-
-
-def fault(response, status, name):
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert list(body) == [name]
-    assert body[name]["code"] == status
-    return body[name]["message"]
 
 
 def other_service(host, binary):
