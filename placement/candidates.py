@@ -63,7 +63,7 @@ def _in_clause(column, ids):
 # --- results ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class AllocationRequest:
     """One way to satisfy the request: ``resources`` is a tuple of
     (provider id, class name, amount); ``mappings`` maps group suffixes to the
@@ -108,30 +108,72 @@ class Search:
         self.sharing = set(
             ResourceProviderTrait.objects.filter(trait__name=SHARING_TRAIT).values_list("resource_provider_id", flat=True)
         )
-        self.providers = {}  # id -> Provider, loaded tree by tree
-        self.loaded_roots = set()
+        self.providers = {}  # id -> Provider, from load_snapshot
+        # class id -> [(provider id, root id, free, min_unit, max_unit, step_size)]
+        self.inventory = defaultdict(list)
         self._capacity = {}
         self._anchors = None
         self.anchor_roots = self._anchor_roots()
 
     # -- loading --
 
+    def load_snapshot(self, scope):
+        """Read, in three queries, everything the search needs about the
+        providers in ``scope`` (ids, or None for all): their tree links, their
+        inventories with current usage, and their traits."""
+        if scope is not None and not scope:
+            return
+        rp_clause, rp_params = _in_clause("id", scope) if scope is not None else ("", [])
+        for pid, uuid, parent_id, root_id in _query(
+            f"SELECT id, uuid, parent_id, root_id FROM {RP} WHERE 1=1{rp_clause}", rp_params
+        ):
+            self.providers[pid] = Provider(pid, uuid, parent_id, root_id)
+        inv_clause, inv_params = (
+            _in_clause("inv.resource_provider_id", scope) if scope is not None else ("", [])
+        )
+        alloc_clause, alloc_params = (
+            _in_clause("resource_provider_id", scope) if scope is not None else ("", [])
+        )
+        class_names = dict(ResourceClass.objects.values_list("id", "name"))
+        inventory = self.inventory
+        providers = self.providers
+        for pid, class_id, total, reserved, ratio, min_unit, max_unit, step, used in _query(
+            f"SELECT inv.resource_provider_id, inv.resource_class_id, inv.total, inv.reserved, "
+            f"inv.allocation_ratio, inv.min_unit, inv.max_unit, inv.step_size, COALESCE(u.used, 0) "
+            f"FROM {INV} inv LEFT JOIN (SELECT resource_provider_id, resource_class_id, SUM(used) AS used "
+            f"FROM {ALLOC} WHERE 1=1{alloc_clause} GROUP BY resource_provider_id, resource_class_id) u "
+            f"ON u.resource_provider_id = inv.resource_provider_id AND u.resource_class_id = inv.resource_class_id "
+            f"WHERE 1=1{inv_clause}",
+            alloc_params + inv_params,
+        ):
+            provider = providers.get(pid)
+            if provider is None:
+                continue
+            capacity = int((total - reserved) * ratio)
+            used = int(used)
+            provider.resources[class_names[class_id]] = (capacity, used, max_unit)
+            inventory[class_id].append((pid, provider.root_id, capacity - used, min_unit, max_unit, step))
+        trait_clause, trait_params = (
+            _in_clause("resource_provider_id", scope) if scope is not None else ("", [])
+        )
+        trait_rows = _query(
+            f"SELECT resource_provider_id, trait_id FROM {RP_TRAIT} WHERE 1=1{trait_clause}", trait_params
+        )
+        names = dict(Trait.objects.filter(id__in={t for _p, t in trait_rows}).values_list("id", "name"))
+        for pid, trait_id in trait_rows:
+            provider = providers.get(pid)
+            if provider is not None:
+                provider.traits.add(names[trait_id])
+
     def providers_with_capacity(self, class_id, amount, root_id=None):
         """{provider id: root id} for providers that can take ``amount`` more."""
         key = (class_id, amount)
         if key not in self._capacity:
-            rows = _query(
-                f"SELECT inv.resource_provider_id, rp.root_id FROM {INV} inv "
-                f"JOIN {RP} rp ON rp.id = inv.resource_provider_id "
-                f"LEFT JOIN (SELECT resource_provider_id, SUM(used) AS used FROM {ALLOC} "
-                f"WHERE resource_class_id = %s GROUP BY resource_provider_id) u "
-                f"ON u.resource_provider_id = inv.resource_provider_id "
-                f"WHERE inv.resource_class_id = %s AND inv.min_unit <= %s AND inv.max_unit >= %s "
-                f"AND %s %% inv.step_size = 0 "
-                f"AND COALESCE(u.used, 0) + %s <= (inv.total - inv.reserved) * inv.allocation_ratio",
-                [class_id, class_id, amount, amount, amount, amount],
-            )
-            self._capacity[key] = dict(rows)
+            self._capacity[key] = {
+                pid: root
+                for pid, root, free, min_unit, max_unit, step in self.inventory.get(class_id, ())
+                if min_unit <= amount <= max_unit and amount % step == 0 and amount <= free
+            }
         found = self._capacity[key]
         if root_id is not None:
             return {rp: root for rp, root in found.items() if root == root_id}
@@ -153,61 +195,6 @@ class Search:
                     if sharing_id in self.sharing:
                         self._anchors[sharing_id].add(root_id)
         return self._anchors
-
-    def load_trees(self, provider_ids):
-        """Load the trees holding ``provider_ids`` (providers, inventories with
-        usage, traits) unless already loaded."""
-        roots = {
-            root for root in self._roots_of(provider_ids) if root not in self.loaded_roots
-        }
-        if not roots:
-            return
-        self.loaded_roots |= roots
-        clause, params = _in_clause("root_id", roots)
-        new = {}
-        for pid, uuid, parent_id, root_id in _query(
-            f"SELECT id, uuid, parent_id, root_id FROM {RP} WHERE 1=1{clause}", params
-        ):
-            if root_id in roots:
-                new[pid] = Provider(pid, uuid, parent_id, root_id)
-        clause, params = _in_clause("rp.root_id", roots)
-        class_names = dict(ResourceClass.objects.values_list("id", "name"))
-        for pid, class_id, total, reserved, ratio, max_unit, used in _query(
-            f"SELECT inv.resource_provider_id, inv.resource_class_id, inv.total, inv.reserved, "
-            f"inv.allocation_ratio, inv.max_unit, "
-            f"(SELECT SUM(a.used) FROM {ALLOC} a WHERE a.resource_provider_id = inv.resource_provider_id "
-            f"AND a.resource_class_id = inv.resource_class_id) "
-            f"FROM {INV} inv JOIN {RP} rp ON rp.id = inv.resource_provider_id WHERE 1=1{clause}",
-            params,
-        ):
-            if pid in new:
-                new[pid].resources[class_names[class_id]] = (
-                    int((total - reserved) * ratio),
-                    int(used or 0),
-                    max_unit,
-                )
-        trait_rows = _query(
-            f"SELECT t.resource_provider_id, t.trait_id FROM {RP_TRAIT} t "
-            f"JOIN {RP} rp ON rp.id = t.resource_provider_id WHERE 1=1{clause}",
-            params,
-        )
-        names = dict(Trait.objects.filter(id__in={t for _p, t in trait_rows}).values_list("id", "name"))
-        for pid, trait_id in trait_rows:
-            if pid in new:
-                new[pid].traits.add(names[trait_id])
-        self.providers.update(new)
-
-    def _roots_of(self, provider_ids):
-        known = {p: self.providers[p].root_id for p in provider_ids if p in self.providers}
-        unknown = [p for p in provider_ids if p not in known]
-        if unknown:
-            clause, params = _in_clause("id", unknown)
-            wanted = set(unknown)
-            known.update(
-                (pid, root) for pid, root in _query(f"SELECT id, root_id FROM {RP} WHERE 1=1{clause}", params)
-                if pid in wanted
-            )
-        return set(known.values())
 
     def _anchor_roots(self):
         """Roots allowed by root_required (None: any root)."""
@@ -283,8 +270,35 @@ class GroupSearch:
                 raise NoCandidates()
             self.tree_root = tree
         self.with_capacity = {}
+
+    def scope(self):
+        """Ids of the only providers this group can use, or None (any).
+
+        Narrowed only without nested providers: then a candidate is one
+        provider, or a compute node plus sharing providers, so it must
+        involve a provider of the requested aggregates (or that carries the
+        required traits, when no sharing provider has any of them)."""
+        search = self.search
+        if search.has_trees or self.tree_root is not None:
+            return None
+        scope = None
+        if self.in_aggregates is not None:
+            scope = set(self.in_aggregates)
+        if self.required:
+            with_traits = None
+            for any_of in self.required:
+                found = _providers_with_any_trait(any_of)
+                with_traits = found if with_traits is None else with_traits & found
+            if not (set().union(*(_providers_with_any_trait(a) for a in self.required)) & search.sharing):
+                scope = with_traits if scope is None else scope & with_traits
+        if scope is None:
+            return None
+        return scope | search.sharing
+
+    def find_capacity(self):
+        """Providers with room for each requested class (after load_snapshot)."""
         for class_id, amount in self.resources.items():
-            found = search.providers_with_capacity(class_id, amount, self.tree_root)
+            found = self.search.providers_with_capacity(class_id, amount, self.tree_root)
             if not found:
                 raise NoCandidates()
             self.with_capacity[class_id] = found
@@ -295,7 +309,6 @@ class GroupSearch:
         matching = self._single_providers()
         if not matching:
             return []
-        self.search.load_trees(set(matching))
         requests = []
         for rp_id, root_id in matching.items():
             provider = self.search.providers[rp_id]
@@ -343,30 +356,30 @@ class GroupSearch:
     # -- several providers of one tree (plus sharing providers) --
 
     def tree_requests(self):
+        """Allocation requests tree by tree (in root id order), lazily."""
         if self.required and not _providers_with_any_trait(set().union(*self.required)):
-            return []
+            return
         candidates = self._tree_candidates()
         if not candidates:
-            return []
-        self.search.load_trees({rp for rp, _root, _c in candidates} | {root for _rp, root, _c in candidates})
+            return
         by_tree = defaultdict(lambda: defaultdict(list))
         for rp_id, root_id, class_id in candidates:
             by_tree[root_id][class_id].append(rp_id)
-        requests = []
         providers = self.search.providers
+        # Every tree left serves every requested class.
+        classes = sorted(self.resources)
+        labels = [(self.class_names[c], self.resources[c]) for c in classes]
+        check_traits = bool(self.required_names or self.forbidden_names)
+        suffix, same_provider = self.suffix, self.group.use_same_provider
         for root_id in sorted(by_tree):
             per_class = by_tree[root_id]
-            classes = sorted(per_class)
-            for choice in itertools.product(*(sorted(per_class[c]) for c in classes)):
-                chosen = [providers[rp] for rp in choice]
-                if not self._traits_ok(chosen):
+            options = [sorted(per_class[c]) for c in classes]
+            for choice in itertools.product(*options):
+                if check_traits and not self._traits_ok([providers[rp] for rp in choice]):
                     continue
-                resources = tuple(
-                    (rp_id, self.class_names[c], self.resources[c]) for rp_id, c in zip(choice, classes)
-                )
-                mappings = ((self.suffix, frozenset(p.uuid for p in chosen)),)
-                requests.append(AllocationRequest(root_id, resources, mappings, self.group.use_same_provider))
-        return requests
+                resources = tuple((rp_id, name, amount) for rp_id, (name, amount) in zip(choice, labels))
+                mappings = ((suffix, frozenset([providers[rp].uuid for rp in choice])),)
+                yield AllocationRequest(root_id, resources, mappings, same_provider)
 
     def _traits_ok(self, chosen):
         traits = set()
@@ -428,9 +441,12 @@ class GroupSearch:
         }
         return {c for c in candidates if c[1] in ok_roots}
 
+    def uses_trees(self):
+        return not self.group.use_same_provider and bool(self.search.sharing or self.search.has_trees)
+
     def requests(self):
-        if not self.group.use_same_provider and (self.search.sharing or self.search.has_trees):
-            return self.tree_requests()
+        if self.uses_trees():
+            return list(self.tree_requests())
         return self.single_provider_requests()
 
 
@@ -447,9 +463,19 @@ def find_candidates(groups, wide, nested_aware=True):
             raise errors.Invalid(f"Invalid resource class in resources parameter: No such resource class {name}.")
     try:
         search = Search(wide, nested_aware)
+        group_searches = {suffix: GroupSearch(search, group, class_ids) for suffix, group in groups.items()}
+        scopes = [g.scope() for g in group_searches.values()]
+        search.load_snapshot(None if None in scopes else set().union(*scopes))
         per_group = {}
-        for suffix, group in groups.items():
-            found = GroupSearch(search, group, class_ids).requests()
+        for suffix, group_search in group_searches.items():
+            group_search.find_capacity()
+            if len(groups) == 1 and wide.limit is not None and group_search.uses_trees():
+                if nested_aware or not search.has_trees:
+                    # Tree requests come anchor by anchor, the order _combine
+                    # keeps: stop once the limit is reached.
+                    requests = _unique(search, group_search.tree_requests(), wide.limit)
+                    return _with_providers(search, requests, nested_aware)
+            found = group_search.requests()
             if not found:
                 return Candidates([], {})
             per_group[suffix] = found
@@ -460,6 +486,11 @@ def find_candidates(groups, wide, nested_aware=True):
         requests = [r for r in requests if _one_provider_per_tree(search, r)]
     if wide.limit is not None:
         requests = requests[: wide.limit]
+    return _with_providers(search, requests, nested_aware)
+
+
+def _with_providers(search, requests, nested_aware):
+    """Candidates for ``requests``, with the providers to summarise."""
     used_roots = {search.providers[rp].root_id for r in requests for rp, _c, _a in r.resources}
     if not nested_aware and search.has_trees:
         used = {rp for r in requests for rp, _c, _a in r.resources}
@@ -485,6 +516,10 @@ def _combine(search, per_group):
             by_anchor[request.anchor][suffix].append(request)
     granular = len([s for s in suffixes if s])
     results = {}
+    if len(suffixes) == 1:
+        # One group: its requests are already whole, and each takes every
+        # (provider, class) at most once, within the capacity found for it.
+        return _unique(search, (r for lists in by_anchor.values() for r in lists[suffixes[0]]))
     for anchor, lists in by_anchor.items():
         if len(lists) != len(suffixes):
             continue
@@ -495,6 +530,17 @@ def _combine(search, per_group):
             if not _same_subtree_ok(search, merged) or _exceeds_capacity(search, merged):
                 continue
             results.setdefault(merged.key(), merged)
+    return list(results.values())
+
+
+def _unique(search, requests, limit=None):
+    """The distinct ``requests`` within same_subtree, in order, at most ``limit``."""
+    results = {}
+    for request in requests:
+        if _same_subtree_ok(search, request):
+            results.setdefault(request.key(), request)
+            if limit is not None and len(results) >= limit:
+                break
     return list(results.values())
 
 

@@ -9,6 +9,9 @@ from .models import ResourceClass, Trait
 CUSTOM_PREFIX = "CUSTOM_"
 
 _synced = False
+# Standard resource classes have fixed ids (their position in the package's
+# list), so they need no lookup.
+STANDARD_CLASS_IDS = {name: index for index, name in enumerate(os_resource_classes.STANDARDS)}
 
 
 def sync_standard_names(resource_class_model=ResourceClass, trait_model=Trait):

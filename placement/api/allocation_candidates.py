@@ -1,5 +1,6 @@
 """GET /allocation_candidates (1.10+)."""
-from collections import defaultdict
+import gc
+from contextlib import contextmanager
 
 from placement import errors
 from placement.candidates import find_candidates
@@ -23,11 +24,15 @@ def _schema(version):
     return next((schema for minimum, schema in SCHEMAS if version >= minimum), schemas.CANDIDATES_1_10)
 
 
-def _allocation_request(request, candidate, providers):
-    by_provider = defaultdict(dict)
+def _allocation_request(version, candidate, providers):
+    by_provider = {}
     for rp_id, class_name, amount in candidate.resources:
-        by_provider[providers[rp_id].uuid][class_name] = amount
-    if request.version < (1, 12):
+        uuid = providers[rp_id].uuid
+        if uuid in by_provider:
+            by_provider[uuid][class_name] = amount
+        else:
+            by_provider[uuid] = {class_name: amount}
+    if version < (1, 12):
         return {
             "allocations": [
                 {"resource_provider": {"uuid": uuid}, "resources": resources}
@@ -35,29 +40,47 @@ def _allocation_request(request, candidate, providers):
             ]
         }
     data = {"allocations": {uuid: {"resources": resources} for uuid, resources in by_provider.items()}}
-    if request.version >= (1, 34):
+    if version >= (1, 34):
         data["mappings"] = {suffix: sorted(uuids) for suffix, uuids in candidate.mappings}
     return data
 
 
-def _provider_summaries(request, providers, requested_classes):
-    by_id = providers
+def _provider_summaries(version, providers, requested_classes):
+    every_class = version >= (1, 27)
+    with_traits = version >= (1, 17)
+    with_tree = version >= (1, 29)
     summaries = {}
     for provider in providers.values():
         summary = {
             "resources": {
                 name: {"capacity": capacity, "used": used}
                 for name, (capacity, used, _max_unit) in provider.resources.items()
-                if request.version >= (1, 27) or name in requested_classes
+                if every_class or name in requested_classes
             }
         }
-        if request.version >= (1, 17):
+        if with_traits:
             summary["traits"] = sorted(provider.traits)
-        if request.version >= (1, 29):
-            summary["parent_provider_uuid"] = by_id[provider.parent_id].uuid if provider.parent_id else None
-            summary["root_provider_uuid"] = by_id[provider.root_id].uuid if provider.root_id in by_id else None
+        if with_tree:
+            summary["parent_provider_uuid"] = providers[provider.parent_id].uuid if provider.parent_id else None
+            summary["root_provider_uuid"] = (
+                providers[provider.root_id].uuid if provider.root_id in providers else None
+            )
         summaries[provider.uuid] = summary
     return summaries
+
+
+@contextmanager
+def collection_paused():
+    """A large search makes hundreds of thousands of objects that all live
+    until the response is written; cyclic garbage collection passes over
+    them again and again meanwhile, for nothing to free."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @handler(since=(1, 10), returns_json=True)
@@ -70,10 +93,18 @@ def list_allocation_candidates(request):
         raise errors.Invalid(
             'The "group_policy" parameter is required when specifying more than one "resources{N}" parameter.'
         )
+    with collection_paused():
+        # The search's objects are freed (by reference counting) when
+        # _candidates_response returns, before collection resumes.
+        return _candidates_response(request, groups, wide)
+
+
+def _candidates_response(request, groups, wide):
     found = find_candidates(groups, wide, nested_aware=request.version >= (1, 29))
     requested_classes = {name for group in groups.values() for name in group.resources}
+    version = request.version
     data = {
-        "allocation_requests": [_allocation_request(request, c, found.providers) for c in found.allocation_requests],
-        "provider_summaries": _provider_summaries(request, found.providers, requested_classes),
+        "allocation_requests": [_allocation_request(version, c, found.providers) for c in found.allocation_requests],
+        "provider_summaries": _provider_summaries(version, found.providers, requested_classes),
     }
     return json_response(request, data)

@@ -9,7 +9,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Sum
+from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
 from placement import errors
@@ -23,6 +23,7 @@ from placement.models import (
     ResourceProvider,
     User,
 )
+from placement.standards import STANDARD_CLASS_IDS
 
 from .providers import bump_generation
 
@@ -130,36 +131,50 @@ def usages_by_consumer_type(project_id, user_id=None, consumer_type=None):
 # --- writing ---------------------------------------------------------------
 
 
-def _owner(model, external_id):
-    owner = model.objects.filter(external_id=external_id).first()
-    if owner is None:
-        try:
-            with transaction.atomic():
-                owner = model.objects.create(external_id=external_id)
-        except IntegrityError:
-            owner = model.objects.get(external_id=external_id)
-    return owner
-
-
-def _consumer_type(name):
-    if name is None:
-        return None
-    found = ConsumerType.objects.filter(name=name).first()
-    if found is None:
-        try:
-            with transaction.atomic():
-                found = ConsumerType.objects.create(name=name)
-        except IntegrityError:
-            found = ConsumerType.objects.get(name=name)
+def _ids_by_name(model, field, names):
+    """{name: id} of ``model`` rows, creating the missing ones (a concurrent
+    creator of the same name is fine: the row is read back)."""
+    names = sorted(set(names))
+    found = dict(model.objects.filter(**{f"{field}__in": names}).values_list(field, "id"))
+    missing = [name for name in names if name not in found]
+    if missing:
+        model.objects.bulk_create([model(**{field: name}) for name in missing], ignore_conflicts=True)
+        found.update(model.objects.filter(**{f"{field}__in": missing}).values_list(field, "id"))
     return found
 
 
-def _prepare_consumer(request):
-    """The consumer row for a request (created if new, locked if not), after
-    checking the consumer generation."""
-    project = _owner(Project, request.project_id or INCOMPLETE_CONSUMER_PROJECT)
-    user = _owner(User, request.user_id or INCOMPLETE_CONSUMER_USER)
-    consumer_type = _consumer_type(request.consumer_type)
+@dataclass
+class Owners:
+    """Ids of the projects, users and consumer types a write refers to."""
+
+    projects: dict
+    users: dict
+    consumer_types: dict
+
+    @classmethod
+    def of(cls, requests):
+        return cls(
+            _ids_by_name(Project, "external_id", {_project_of(r) for r in requests}),
+            _ids_by_name(User, "external_id", {_user_of(r) for r in requests}),
+            _ids_by_name(ConsumerType, "name", {r.consumer_type for r in requests if r.consumer_type}),
+        )
+
+
+def _project_of(request):
+    return request.project_id or INCOMPLETE_CONSUMER_PROJECT
+
+
+def _user_of(request):
+    return request.user_id or INCOMPLETE_CONSUMER_USER
+
+
+def _prepare_consumer(request, owners):
+    """(consumer row, whether it is new) for a request: created if new
+    (already at generation 1, for the write it is made for), locked if not,
+    after checking the consumer generation."""
+    project_id = owners.projects[_project_of(request)]
+    user_id = owners.users[_user_of(request)]
+    type_id = owners.consumer_types.get(request.consumer_type)
     consumer = Consumer.objects.select_for_update().filter(uuid=request.uuid).first()
     if consumer is None:
         if request.generation is not UNSET and request.generation is not None:
@@ -169,9 +184,12 @@ def _prepare_consumer(request):
             )
         try:
             with transaction.atomic():
-                return Consumer.objects.create(
-                    uuid=request.uuid, project=project, user=user, consumer_type=consumer_type
+                # Generation 1: the allocations written below are its first change.
+                consumer = Consumer.objects.create(
+                    uuid=request.uuid, project_id=project_id, user_id=user_id, consumer_type_id=type_id,
+                    generation=1,
                 )
+            return consumer, True
         except IntegrityError:
             raise errors.Conflict(
                 "consumer generation conflict - another request created the consumer; retry",
@@ -182,14 +200,14 @@ def _prepare_consumer(request):
             f"consumer generation conflict - expected {consumer.generation} but got {request.generation}",
             code=errors.CONCURRENT_UPDATE,
         )
-    changed = consumer.project_id != project.id or consumer.user_id != user.id
-    if consumer_type is not None and consumer.consumer_type_id != consumer_type.id:
+    changed = consumer.project_id != project_id or consumer.user_id != user_id
+    if type_id is not None and consumer.consumer_type_id != type_id:
         changed = True
-        consumer.consumer_type = consumer_type
+        consumer.consumer_type_id = type_id
     if changed:
-        consumer.project, consumer.user = project, user
+        consumer.project_id, consumer.user_id = project_id, user_id
         consumer.save(update_fields=["project", "user", "consumer_type"])
-    return consumer
+    return consumer, False
 
 
 class AllocationProblem(Exception):
@@ -202,10 +220,14 @@ class AllocationProblem(Exception):
         self.message = message
 
 
-def _locked_providers(uuids):
+def _locked_providers(uuids, also_ids=()):
+    """{uuid: provider} for ``uuids`` and the providers with ids ``also_ids``,
+    all locked in one statement in id order (so writers queue, never deadlock)."""
     providers = {
         p.uuid: p
-        for p in ResourceProvider.objects.select_for_update().filter(uuid__in=uuids).order_by("id")
+        for p in ResourceProvider.objects.select_for_update()
+        .filter(Q(uuid__in=uuids) | Q(id__in=also_ids))
+        .order_by("id")
     }
     for uuid in uuids:
         if uuid not in providers:
@@ -222,15 +244,30 @@ def _usage(provider_ids, class_ids):
     return {(r["resource_provider_id"], r["resource_class_id"]): r["used"] for r in rows}
 
 
-def _check_fits(requests, providers, class_ids, previous_usage):
+@dataclass(frozen=True)
+class Limits:
+    """What an inventory allows."""
+
+    total: int
+    reserved: int
+    allocation_ratio: float
+    min_unit: int
+    max_unit: int
+    step_size: int
+
+
+def _check_fits(requests, providers, class_ids, previous_usage, usage):
     """Every requested amount must respect the inventory's min_unit, max_unit
     and step_size, and all amounts together must fit in the capacity left by
     other consumers (or at least not grow an existing overage)."""
     provider_ids = {p.id for p in providers.values()}
     inventories = {
-        (inv.resource_provider_id, inv.resource_class_id): inv
-        for inv in Inventory.objects.filter(
+        (rp_id, class_id): Limits(*limits)
+        for rp_id, class_id, *limits in Inventory.objects.filter(
             resource_provider_id__in=provider_ids, resource_class_id__in=set(class_ids.values())
+        ).values_list(
+            "resource_provider_id", "resource_class_id", "total", "reserved", "allocation_ratio",
+            "min_unit", "max_unit", "step_size",
         )
     }
     with_inventory = {rp_id for rp_id, _ in inventories}
@@ -240,7 +277,6 @@ def _check_fits(requests, providers, class_ids, previous_usage):
             "inventory",
             f"Inventory for '{', '.join(sorted(class_ids))}' on resource provider '{', '.join(missing)}' invalid.",
         )
-    usage = _usage(provider_ids, set(class_ids.values()))
     wanted = defaultdict(int)
     for request in requests:
         for rp_uuid, resources in request.allocations.items():
@@ -268,28 +304,53 @@ def _check_fits(requests, providers, class_ids, previous_usage):
                         )
 
 
+def _class_ids(names):
+    """{name: id} of those resource classes ``names`` that exist."""
+    found = {name: STANDARD_CLASS_IDS[name] for name in names if name in STANDARD_CLASS_IDS}
+    custom = set(names) - set(found)
+    if custom:
+        found.update(ResourceClass.objects.filter(name__in=custom).values_list("name", "id"))
+    return found
+
+
 def replace_allocations(requests):
     """Make each consumer in ``requests`` hold exactly what its request says.
 
     Raises errors.Conflict for generation conflicts and AllocationProblem
-    when the request cannot be met; changes nothing in either case."""
+    when the request cannot be met; changes nothing in either case.
+
+    Rows are locked in a fixed order (consumers by uuid, then providers by
+    id) so that concurrent writers queue instead of deadlocking; the owner
+    rows (projects, users, consumer types) are created beforehand in their
+    own short transactions, as nothing needs them to be undone."""
+    owners = Owners.of(requests)
     with transaction.atomic():
-        provider_uuids = sorted({uuid for r in requests for uuid in r.allocations})
-        consumers = {r.uuid: _prepare_consumer(r) for r in requests}
-        providers = _locked_providers(provider_uuids)
+        requests = sorted(requests, key=lambda r: r.uuid)
+        consumers, new_consumers = {}, set()
+        for request in requests:
+            consumers[request.uuid], is_new = _prepare_consumer(request, owners)
+            if is_new:
+                new_consumers.add(request.uuid)
         class_names = {name for r in requests for resources in r.allocations.values() for name in resources}
-        class_ids = dict(ResourceClass.objects.filter(name__in=class_names).values_list("name", "id"))
+        class_ids = _class_ids(class_names)
+        # As upstream, the generations bumped are those of the providers
+        # written to and of those an emptied consumer leaves.
+        emptied = [consumers[r.uuid] for r in requests if not r.allocations]
+        left_ids = set(
+            Allocation.objects.filter(consumer__in=emptied).values_list("resource_provider_id", flat=True)
+        )
+        provider_uuids = sorted({uuid for r in requests for uuid in r.allocations})
+        locked = _locked_providers(provider_uuids, left_ids)
+        providers = {uuid: locked[uuid] for uuid in provider_uuids}
         for name in sorted(class_names):
             if name not in class_ids:
                 raise AllocationProblem("class", f"No such resource class {name}.")
-        emptied_consumers = [consumers[r.uuid] for r in requests if not r.allocations]
-        emptied_provider_ids = set(
-            Allocation.objects.filter(consumer__in=emptied_consumers).values_list("resource_provider_id", flat=True)
-        )
-        previous_usage = _usage({p.id for p in providers.values()}, set(class_ids.values()))
-        Allocation.objects.filter(consumer__in=consumers.values()).delete()
+        provider_ids = {p.id for p in providers.values()}
+        previous_usage = _usage(provider_ids, set(class_ids.values()))
+        deleted, _by_model = Allocation.objects.filter(consumer__in=consumers.values()).delete()
+        usage = _usage(provider_ids, set(class_ids.values())) if deleted else previous_usage
         if provider_uuids:
-            _check_fits(requests, providers, class_ids, previous_usage)
+            _check_fits(requests, providers, class_ids, previous_usage, usage)
         now = timezone.now()
         Allocation.objects.bulk_create(
             [
@@ -305,20 +366,14 @@ def replace_allocations(requests):
                 for class_name, amount in resources.items()
             ]
         )
-        # As upstream: the providers written to, and those a consumer left entirely.
-        touched = {p.id: p for p in providers.values()}
-        for provider in ResourceProvider.objects.select_for_update().filter(
-            id__in=emptied_provider_ids - set(touched)
-        ):
-            touched[provider.id] = provider
-        for provider_id in sorted(touched):
-            bump_generation(touched[provider_id])
+        for provider in locked.values():
+            bump_generation(provider)
         for request in requests:
             consumer = consumers[request.uuid]
-            if request.allocations:
-                Consumer.objects.filter(id=consumer.id).update(generation=F("generation") + 1, updated_at=now)
-            else:
+            if not request.allocations:
                 consumer.delete()
+            elif request.uuid not in new_consumers:
+                Consumer.objects.filter(id=consumer.id).update(generation=F("generation") + 1, updated_at=now)
 
 
 def delete_consumer_allocations(consumer_uuid):
