@@ -116,3 +116,44 @@ def test_registration_and_add_host_reach_placement_through_the_worker(corral_wit
 def provider_named(placement, name):
     providers = placement.call("GET", f"/resource_providers?name={name}")["resource_providers"]
     return providers[0] if providers else None
+
+
+def compute_call(url, method, path, body=None):
+    headers = {"X-Auth-Token": "admin", "OpenStack-API-Version": "compute 2.41"}
+    response = requests.request(method, url + "/compute/v2.1" + path, json=body, headers=headers, timeout=10)
+    assert response.status_code == 200, response.text
+    return response.json() if response.content else None
+
+
+def test_remove_delete_and_a_placement_outage_through_the_worker(corral_with_worker, upstream_placement):
+    url, processes = corral_with_worker
+    processes.run(str(VENV_BIN / "python"), "manage.py", "register_host", "h1", "--vcpus", "4", "--memory-mb", "1024",
+                  "--disk-gb", "10")
+    wait_until(lambda: provider_named(upstream_placement, "h1"), what="the worker to create the provider of h1")
+    provider = provider_named(upstream_placement, "h1")["uuid"]
+    keep = compute_call(url, "POST", "/os-aggregates", {"aggregate": {"name": "keep"}})["aggregate"]
+    gone = compute_call(url, "POST", "/os-aggregates", {"aggregate": {"name": "gone"}})["aggregate"]
+    for aggregate in (keep, gone):
+        compute_call(url, "POST", f"/os-aggregates/{aggregate['id']}/action", {"add_host": {"host": "h1"}})
+    wait_until(lambda: upstream_placement.aggregates_of(provider) == {keep["uuid"], gone["uuid"]},
+               what="both aggregates on the provider")
+
+    # remove_host, then delete: the worker takes the association off again.
+    compute_call(url, "POST", f"/os-aggregates/{gone['id']}/action", {"remove_host": {"host": "h1"}})
+    compute_call(url, "DELETE", f"/os-aggregates/{gone['id']}")
+    wait_until(lambda: upstream_placement.aggregates_of(provider) == {keep["uuid"]},
+               what="the worker to mirror remove_host")
+
+    # Placement stops: the operator's add_host still succeeds; the worker
+    # retries with backoff and applies it once placement is back.
+    late = compute_call(url, "POST", "/os-aggregates", {"aggregate": {"name": "late"}})["aggregate"]
+    upstream_placement.stop()
+    try:
+        body = compute_call(url, "POST", f"/os-aggregates/{late['id']}/action", {"add_host": {"host": "h1"}})
+        assert body["aggregate"]["hosts"] == ["h1"]
+        wait_until(lambda: "Placement mirroring failed" in (processes.workdir / "worker.log").read_text(),
+                   what="the worker's warning")
+    finally:
+        upstream_placement.start()
+    wait_until(lambda: upstream_placement.aggregates_of(provider) == {keep["uuid"], late["uuid"]}, timeout=90,
+               what="the worker's retry after placement came back")
