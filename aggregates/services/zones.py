@@ -36,11 +36,6 @@ def zone_of_service(service, host_zones):
     return ",".join(names) if names else settings.DEFAULT_AVAILABILITY_ZONE
 
 
-def zone_of_host(host):
-    names = zones_by_host([host]).get(host)
-    return ",".join(names) if names else settings.DEFAULT_AVAILABILITY_ZONE
-
-
 def with_zones(services):
     """``services`` as a list, each with its ``availability_zone`` set (one query for all)."""
     services = list(services)
