@@ -4,6 +4,7 @@ Changes to aggregates and hosts belong in the console or the API, which go
 through the service functions; here aggregates and memberships are read-only
 so that no rule can be bypassed by accident.
 """
+
 from django.contrib import admin
 
 from . import models
@@ -104,16 +105,36 @@ class PlacementMirrorRequestAdmin(ReadOnlyAdmin):
 
 @admin.register(models.ProviderSyncRequest)
 class ProviderSyncRequestAdmin(ReadOnlyAdmin):
-    list_display = ("id", "action", "hypervisor_hostname", "host", "status", "attempts", "next_attempt_at",
-                    "created_at")
+    list_display = (
+        "id",
+        "action",
+        "hypervisor_hostname",
+        "host",
+        "status",
+        "attempts",
+        "next_attempt_at",
+        "created_at",
+    )
     list_filter = ("status", "action")
     search_fields = ("hypervisor_hostname", "host", "node_uuid", "last_error")
 
 
 @admin.register(models.ReconciliationRun)
 class ReconciliationRunAdmin(ReadOnlyAdmin):
-    list_display = ("started_at", "trigger", "dry_run", "exit_code", "missing_found", "added", "removed",
-                    "providers_created", "inventories_updated", "traits_updated", "failures", "duration_seconds")
+    list_display = (
+        "started_at",
+        "trigger",
+        "dry_run",
+        "exit_code",
+        "missing_found",
+        "added",
+        "removed",
+        "providers_created",
+        "inventories_updated",
+        "traits_updated",
+        "failures",
+        "duration_seconds",
+    )
     list_filter = ("trigger", "exit_code", "dry_run")
 
 
@@ -137,3 +158,76 @@ class TokenAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request, obj=None):
         return False
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class ImagePropertyInline(ReadOnlyInline):
+    model = models.ImageProperty
+
+
+class ImageTagInline(ReadOnlyInline):
+    model = models.ImageTag
+
+
+@admin.register(models.Image)
+class ImageAdmin(ReadOnlyAdmin):
+    list_display = ("id", "name", "status", "visibility", "owner", "size", "created_at")
+    list_filter = ("status", "visibility", "disk_format")
+    search_fields = ("id", "name", "owner")
+    inlines = [ImagePropertyInline, ImageTagInline]
+
+
+@admin.register(models.ImageProperty)
+class ImagePropertyAdmin(ReadOnlyAdmin):
+    list_display = ("image", "name", "value")
+    search_fields = ("name", "value")
+
+
+@admin.register(models.ImageTag)
+class ImageTagAdmin(ReadOnlyAdmin):
+    list_display = ("image", "value")
+    search_fields = ("value",)
+
+
+class ImageCacheResultInline(admin.TabularInline):
+    model = models.ImageCacheResult
+    extra = 0
+
+
+class ImageCacheHostInline(admin.TabularInline):
+    model = models.ImageCacheHost
+    extra = 0
+
+
+@admin.register(models.ImageCacheJob)
+class ImageCacheJobAdmin(ReadOnlyAdmin):
+    list_display = ("uuid", "aggregate_name", "status", "done", "total", "created_at", "finished_at")
+    list_filter = ("status",)
+    search_fields = ("uuid", "aggregate_name")
+    inlines = [ImageCacheHostInline]
+
+
+@admin.register(models.ImageCacheHost)
+class ImageCacheHostAdmin(ReadOnlyAdmin):
+    list_display = ("job", "host", "status", "reason", "finished_at")
+    list_filter = ("status",)
+    search_fields = ("host",)
+    inlines = [ImageCacheResultInline]
+
+
+@admin.register(models.ImageCacheResult)
+class ImageCacheResultAdmin(ReadOnlyAdmin):
+    list_display = ("host_item", "image_id", "status", "bytes", "seconds", "finished_at")
+    list_filter = ("status",)

@@ -4,7 +4,7 @@ Builds HOSTS compute hosts (nodes with inventories) in AGGREGATES aggregates,
 each host in one to three of them, in a database of its own, registers
 their providers in a running placement the way Corral's outbox does
 (resource_tracker.sync_node, then their aggregates), then measures
-``mirroring.reconcile``:
+``reconciler.reconcile``:
 
 1. with no drift: the placement requests must be 1 + AGGREGATES (one
    provider listing, shared by the provider check and the aggregates; one
@@ -30,6 +30,7 @@ creates are deleted at the end unless --keep):
     [DATABASE_URL=postgres://...] .venv/bin/python bench/reconcile_bench.py --placement-url http://127.0.0.1:8778
         [--hosts 5000] [--aggregates 200] [--drift 50] [--token admin] [--jobs 4] [--keep]
 """
+
 import argparse
 import os
 import sys
@@ -53,25 +54,30 @@ def setup_django(workdir):
 
 def aggregates_of_host(index, aggregates):
     """One to three distinct aggregate indexes for host ``index``."""
-    wanted = [index % aggregates, (index * 7 + 3) % aggregates, (index * 13 + 5) % aggregates][:1 + index % 3]
+    wanted = [index % aggregates, (index * 7 + 3) % aggregates, (index * 13 + 5) % aggregates][: 1 + index % 3]
     return sorted(set(wanted))
 
 
 def build_corral(hosts, aggregates):
     """Services, compute nodes, aggregates and memberships, in bulk.
     Returns [(node, [aggregate, ...]), ...]."""
-    from aggregates.models import Aggregate, AggregateHost, ComputeNode, Service
+    from aggregates.host_aggregates.models import Aggregate, AggregateHost
+    from aggregates.hosts.models import ComputeNode, Service
 
     services = Service.objects.bulk_create(
-        Service(host=f"bench-{i:05d}", binary=Service.COMPUTE, topic="compute") for i in range(hosts))
+        Service(host=f"bench-{i:05d}", binary=Service.COMPUTE, topic="compute") for i in range(hosts)
+    )
     nodes = ComputeNode.objects.bulk_create(
         ComputeNode(service=s, host=s.host, hypervisor_hostname=s.host, vcpus=16, memory_mb=65536, local_gb=1000)
-        for s in services)
+        for s in services
+    )
     groups = Aggregate.objects.bulk_create(Aggregate(name=f"bench-agg-{i:04d}") for i in range(aggregates))
     members = [(node, [groups[a] for a in aggregates_of_host(i, aggregates)]) for i, node in enumerate(nodes)]
     AggregateHost.objects.bulk_create(
-        AggregateHost(aggregate=aggregate, host=node.host) for node, groups_of_node in members
-        for aggregate in groups_of_node)
+        AggregateHost(aggregate=aggregate, host=node.host)
+        for node, groups_of_node in members
+        for aggregate in groups_of_node
+    )
     nodes_with_service = {n.pk: n for n in ComputeNode.objects.select_related("service")}
     return [(nodes_with_service[node.pk], groups_of_node) for node, groups_of_node in members]
 
@@ -83,8 +89,8 @@ def create_providers(base_url, token, members, jobs):
 
     from django.db import connection
 
-    from aggregates import resource_tracker
-    from aggregates.placement_client import PlacementClient
+    from aggregates.mirroring import resource_tracker
+    from aggregates.mirroring.placement_client import PlacementClient
 
     def create(chunk):
         client = PlacementClient(base_url=base_url, token=token)
@@ -109,14 +115,17 @@ def delete_providers(client, members):
 
 
 def measure(label, expected_requests, client):
-    from aggregates import mirroring
-    from aggregates.models import ReconciliationRun
+    from aggregates.mirroring import reconciler
+    from aggregates.mirroring.models import ReconciliationRun
 
-    result = mirroring.reconcile(ReconciliationRun.COMMAND, placement=client)
+    result = reconciler.reconcile(ReconciliationRun.COMMAND, placement=client)
     run = result.run
     ok = run.placement_requests == expected_requests and run.failures == 0 and run.exit_code == 0
-    print(f"{label:<28} {run.placement_requests:>9} {expected_requests:>9} {run.added:>6} "
-          f"{run.duration_seconds:>9.2f}s  {'ok' if ok else 'UNEXPECTED'}", flush=True)
+    print(
+        f"{label:<28} {run.placement_requests:>9} {expected_requests:>9} {run.added:>6} "
+        f"{run.duration_seconds:>9.2f}s  {'ok' if ok else 'UNEXPECTED'}",
+        flush=True,
+    )
     return ok
 
 
@@ -135,19 +144,22 @@ def main():
         setup_django(workdir)
         from django.conf import settings
 
-        from aggregates.placement_client import PlacementClient
+        from aggregates.mirroring.placement_client import PlacementClient
 
         client = PlacementClient(base_url=args.placement_url, token=args.token)
         members = build_corral(args.hosts, args.aggregates)
         associations = sum(len(groups) for _, groups in members)
-        print(f"{args.hosts} hosts in {args.aggregates} aggregates ({associations} associations), database "
-              f"{settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}; creating providers...", flush=True)
+        print(
+            f"{args.hosts} hosts in {args.aggregates} aggregates ({associations} associations), database "
+            f"{settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}; creating providers...",
+            flush=True,
+        )
         seconds, requests = create_providers(args.placement_url, args.token, members, args.jobs)
         print(f"providers created in {seconds:.1f}s ({requests} requests, {args.jobs} at a time)", flush=True)
         try:
             print(f"{'pass':<28} {'requests':>9} {'expected':>9} {'added':>6} {'duration':>10}")
             in_sync = measure("no drift", 1 + args.aggregates, client)
-            for node, groups in members[:args.drift]:
+            for node, groups in members[: args.drift]:
                 client.change_provider_aggregates(node.uuid, remove=[groups[0].uuid])
             drifted = measure(f"{args.drift} drifted", 1 + args.aggregates + 4 * args.drift, client)
             repaired = measure("after the repair", 1 + args.aggregates, client)

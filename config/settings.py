@@ -4,8 +4,10 @@ Nothing set gives the embedded mode: a SQLite file under ``var/``, Celery
 tasks run eagerly in the web process, and placement calls go to this same
 server's ``/placement/``. README.md lists every variable.
 """
+
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 
@@ -40,10 +42,16 @@ def _secret_key():
 
 SECRET_KEY = _secret_key()
 DEBUG = env_bool("DEBUG", False)
-ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "*").split(",") if h.strip()]
-CSRF_TRUSTED_ORIGINS = [
-    o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
-]
+# The host names the server answers to: ALLOWED_HOSTS when set; else, with a
+# PUBLIC_URL, its host plus the local names (the demo on 127.0.0.1/localhost),
+# so a forged Host header is refused; else any host (development: the catalog
+# then follows the request's Host header; set PUBLIC_URL in production).
+LOCAL_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
+_PUBLIC_HOST = urlsplit(os.environ.get("PUBLIC_URL", "")).hostname
+ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "").split(",") if h.strip()] or (
+    [_PUBLIC_HOST, *LOCAL_HOSTS] if _PUBLIC_HOST else ["*"]
+)
+CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -61,7 +69,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "aggregates.api.middleware.RequestIdMiddleware",
+    "aggregates.compute_api.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -70,6 +78,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "dashboard.middleware.ConsoleSecurityMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -134,8 +143,21 @@ if AUTH_STRATEGY not in ("keystone", "noauth2"):
 TOKEN_EXPIRATION = env_int("TOKEN_EXPIRATION", 3600)
 # Base URL used for the service catalog and links; built from each request when empty.
 PUBLIC_URL = os.environ.get("PUBLIC_URL", "").rstrip("/")
+# Login throttle (console and POST /identity/v3/auth/tokens): failed attempts
+# allowed per user name and per source address within the window (seconds).
+LOGIN_THROTTLE_USER_ATTEMPTS = env_int("LOGIN_THROTTLE_USER_ATTEMPTS", 5)
+LOGIN_THROTTLE_ADDRESS_ATTEMPTS = env_int("LOGIN_THROTTLE_ADDRESS_ATTEMPTS", 30)
+LOGIN_THROTTLE_WINDOW = env_int("LOGIN_THROTTLE_WINDOW", 300)
+# The console pages' Content-Security-Policy: its own static files only.
+CONSOLE_CONTENT_SECURITY_POLICY = os.environ.get(
+    "CONSOLE_CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
+)
 REGION_NAME = os.environ.get("REGION_NAME", "RegionOne")
-PLACEMENT_URL = os.environ.get("PLACEMENT_URL", "http://127.0.0.1:8000/placement")
+# The Placement API the compute side and the console use. Empty: Corral's own,
+# called in process (no socket); any URL: that placement, over HTTP.
+PLACEMENT_URL = os.environ.get("PLACEMENT_URL", "")
 DEFAULT_AVAILABILITY_ZONE = os.environ.get("DEFAULT_AVAILABILITY_ZONE", "nova")
 INTERNAL_SERVICE_AVAILABILITY_ZONE = os.environ.get("INTERNAL_SERVICE_AVAILABILITY_ZONE", "internal")
 SERVICE_DOWN_TIME = env_int("SERVICE_DOWN_TIME", 60)
@@ -161,7 +183,7 @@ LOGGING = {
 
 # Placement checks keystone-mode tokens through this callable (token, request_id)
 # -> Caller or None, named here so that placement/ never imports aggregates/.
-PLACEMENT_TOKEN_VALIDATOR = os.environ.get("PLACEMENT_TOKEN_VALIDATOR", "aggregates.identity.caller_for_token")
+PLACEMENT_TOKEN_VALIDATOR = os.environ.get("PLACEMENT_TOKEN_VALIDATOR", "aggregates.identity.services.caller_for_token")
 
 # --- Mirroring aggregates into placement ------------------------------------
 # Token sent to placement. Empty: "admin" under noauth2, else a token that
@@ -170,6 +192,8 @@ PLACEMENT_AUTH_TOKEN = os.environ.get("PLACEMENT_AUTH_TOKEN", "")
 PLACEMENT_SERVICE_USER = os.environ.get("PLACEMENT_SERVICE_USER", "corral-placement")
 PLACEMENT_CONNECT_TIMEOUT = float(os.environ.get("PLACEMENT_CONNECT_TIMEOUT", "3"))
 PLACEMENT_READ_TIMEOUT = float(os.environ.get("PLACEMENT_READ_TIMEOUT", "30"))
+# Seconds the console may show a placement answer read this long ago.
+PLACEMENT_CONSOLE_CACHE_SECONDS = float(os.environ.get("PLACEMENT_CONSOLE_CACHE_SECONDS", "5"))
 # A mirror request that failed this many times is marked failed (the
 # reconciler still repairs its association).
 PLACEMENT_MIRROR_MAX_ATTEMPTS = env_int("PLACEMENT_MIRROR_MAX_ATTEMPTS", 12)
@@ -195,3 +219,25 @@ RESERVED_HOST_DISK_MB = env_int("RESERVED_HOST_DISK_MB", 0)
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns about a missing STATIC_ROOT
+
+# --- Images (the Glance v2 compatible image API) --------------------------------
+# Where image data lives (one file per image, named by its id) and the largest
+# upload accepted (Glance's image_size_cap default: 1 TiB); bigger ones get 413.
+IMAGE_STORE_DIR = Path(os.environ.get("IMAGE_STORE_DIR") or VAR_DIR / "images")
+IMAGE_MAX_BYTES = env_int("IMAGE_MAX_BYTES", 1024**4)
+
+# --- Image pre-caching on aggregates (aggregates.precache) --------------------
+# The cache driver: "agent" (HTTP to each host's agent) or "inprocess" (a
+# simulated host cache under HOST_CACHE_DIR/<host>/, for tests and the demo).
+CACHE_DRIVER = os.environ.get("CACHE_DRIVER", "agent")
+HOST_CACHE_DIR = Path(os.environ.get("HOST_CACHE_DIR") or VAR_DIR / "host-cache")
+# Seconds the in-process driver waits before each image (a simulated slow link).
+HOST_CACHE_SIMULATED_DELAY = float(os.environ.get("HOST_CACHE_SIMULATED_DELAY", "0"))
+# Hosts cached at the same time (Nova's [image_cache] precache_concurrency, min 1).
+IMAGE_CACHE_CONCURRENCY = max(1, env_int("IMAGE_CACHE_CONCURRENCY", 1))
+# Seconds one host may take for all its images before it is marked error.
+IMAGE_CACHE_HOST_TIMEOUT = float(os.environ.get("IMAGE_CACHE_HOST_TIMEOUT", "1800"))
+# The job runner's heartbeat: a running job whose lease is this old lost its
+# worker; the drain resumes it, up to IMAGE_CACHE_MAX_ATTEMPTS runs in all.
+IMAGE_CACHE_LEASE_SECONDS = float(os.environ.get("IMAGE_CACHE_LEASE_SECONDS", "60"))
+IMAGE_CACHE_MAX_ATTEMPTS = env_int("IMAGE_CACHE_MAX_ATTEMPTS", 3)

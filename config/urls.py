@@ -1,10 +1,11 @@
 """Root URLconf: compute API, identity, placement, console and Django admin."""
+
 from django.conf import settings
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 
-from aggregates.api import urls as compute_urls
-from aggregates.api import versions as compute_versions
+from aggregates.compute_api import routes as compute_urls
+from aggregates.compute_api import versions as compute_versions
 from placement import urls as placement_urls
 
 if settings.CORRAL_SERVICE == "placement":
@@ -16,7 +17,11 @@ else:
         path("compute/", compute_versions.version_list),
         path("compute/v2.1", compute_versions.version_v21),
         path("compute/v2.1/", include(compute_urls.urlpatterns + [compute_urls.catch_all])),
-        path("identity", include("aggregates.api.identity_urls")),
+        path("compute/v2", compute_versions.version_v20_redirect),
+        path("compute/v2/", compute_versions.version_v20),
+        re_path(r"^compute/", compute_versions.not_found),
+        path("identity", include("aggregates.identity.urls")),
+        path("image", include("aggregates.images.urls")),
         path("placement", placement_urls.root_view),
         path("placement/", include("placement.urls")),
         path("admin/", admin.site.urls),

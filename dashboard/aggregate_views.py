@@ -1,6 +1,9 @@
 """Aggregates: list, create, detail, edit, metadata, hosts and delete."""
-import csv
 
+import csv
+import re
+
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Q
@@ -9,11 +12,12 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from aggregates import services
-from aggregates.models import Event
-from aggregates.services.exceptions import NotFound, ServiceError
+from aggregates.audit.models import Event
+from aggregates.errors import NotFound, ServiceError
+from aggregates.host_aggregates import services
+from aggregates.zones.services import AZ_KEY
 
-from . import queries
+from . import mirror_states, queries
 from .console import caller_of, console_view, form_error, page, paginate
 from .filters import AggregateFilter, aggregate_rows
 from .forms import AggregateCreateForm, AggregateEditForm, HostsForm, MetadataFormSet
@@ -40,8 +44,21 @@ def aggregate_list(request):
     if request.GET.get("format") == "csv":
         return _csv(rows.prefetch_related("host_items"))
     current, querystring = paginate(request, rows)
-    return page(request, {"filter": filtered, "page": current, "querystring": querystring,
-                          "metadata_keys": queries.metadata_keys()}, "dashboard/aggregates/list.html")
+    return page(
+        request,
+        {"filter": filtered, "page": current, "querystring": querystring, "metadata_keys": queries.metadata_keys()},
+        "dashboard/aggregates/list.html",
+    )
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value):
+    """A CSV cell a spreadsheet will not run: text that starts like a formula
+    (``=``, ``+``, ``-``, ``@``, tab, carriage return) gets a leading ``'``."""
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def _csv(rows):
@@ -51,19 +68,23 @@ def _csv(rows):
     writer.writerow(["id", "uuid", "name", "availability_zone", "host_count", "hosts", "metadata", "created_at"])
     for aggregate in rows:
         metadata = ";".join(f"{m.key}={m.value}" for m in aggregate.metadata_items.all())
-        writer.writerow([aggregate.id, aggregate.uuid, aggregate.name, aggregate.zone or "", aggregate.host_count,
-                         " ".join(queries.aggregate_host_names(aggregate)), metadata,
-                         aggregate.created_at.isoformat()])
+        writer.writerow(
+            csv_cell(value)
+            for value in [
+                aggregate.id,
+                aggregate.uuid,
+                aggregate.name,
+                aggregate.zone or "",
+                aggregate.host_count,
+                " ".join(services.hosts_of(aggregate)),
+                metadata,
+                aggregate.created_at.isoformat(),
+            ]
+        )
     return response
 
 
 # --- create ----------------------------------------------------------------
-
-
-def _create_error_field(exc):
-    if "already exists" in exc.message:
-        return "name"
-    return "hosts" if "host" in exc.message.lower() else "availability_zone"
 
 
 @console_view(form_page=True)
@@ -73,15 +94,34 @@ def aggregate_create(request):
         data = form.cleaned_data
         try:
             aggregate = services.create_aggregate_with_hosts(
-                caller_of(request), data["name"], data["availability_zone"], data["hosts"])
+                caller_of(request), data["name"], data["availability_zone"], data["hosts"]
+            )
         except ServiceError as exc:
-            form_error(form, exc, _create_error_field(exc))
+            form.add_error(exc.field if exc.field in form.fields else None, _create_refusal(exc, data["name"]))
         else:
             hosts = f" with {', '.join(data['hosts'])}" if data["hosts"] else ""
             messages.success(request, f"Aggregate {aggregate.name} created{hosts}.")
+            if data["availability_zone"] == settings.DEFAULT_AVAILABILITY_ZONE:
+                messages.warning(request, _explicit_default_warning(aggregate.name))
             return redirect("dashboard:aggregate", aggregate.id)
     status = 400 if form.is_bound else 200
     return page(request, {"form": form}, "dashboard/aggregates/create.html", status)
+
+
+def _create_refusal(exc, name):
+    """The service's refusal in the operator's words: the aggregate is named
+    as typed (its id was rolled back with it), and nothing was created."""
+    message = re.sub(r"\baggregate \d+\b", f"aggregate {name}", exc.message)
+    return f"{message} Nothing was created: not the aggregate {name}, nor any of its hosts."
+
+
+def _explicit_default_warning(name):
+    zone = settings.DEFAULT_AVAILABILITY_ZONE
+    return (
+        f"{name} names the default zone {zone} explicitly. Its hosts look like any host no aggregate places, but "
+        f"they are pinned: they cannot join another zone, and changing the default zone setting will not move "
+        f"them. Leave the zone empty to use the default zone."
+    )
 
 
 # --- detail and the forms on it ----------------------------------------------
@@ -95,46 +135,65 @@ def _metadata_formset(aggregate, data=None):
 def _picker(aggregate, search, picked):
     """Registered hosts outside the aggregate that the operator may pick: those
     matching ``search`` (and those ``picked`` already), each with its current
-    zone(s) and, when adding it would be refused, the reason. Without a
-    search, hosts that another zone holds are left out and only counted."""
-    zone = services.availability_zone_of(aggregate)
+    zone(s) and, when adding it would be refused, why: the service's own
+    refusal (``add_host_refusals``), the one the add would then raise.
+    Without a search, hosts that another zone holds are left out and only
+    counted."""
     candidates = queries.compute_services().exclude(host__in=queries.hosts_of_aggregate(aggregate)).order_by("host")
     hidden = 0
     if search:
         candidates = candidates.filter(Q(host__icontains=search) | Q(host__in=picked))
-    elif zone is not None:
-        in_other_zones = queries.hosts_in_zones(exclude_zone=zone)
-        hidden = candidates.filter(host__in=in_other_zones).count()
-        candidates = candidates.filter(Q(host__in=picked) | ~Q(host__in=in_other_zones))
+    else:
+        held = services.hosts_held_by_other_zones(aggregate)
+        hidden = candidates.filter(host__in=held).count()
+        candidates = candidates.filter(Q(host__in=picked) | ~Q(host__in=held))
     candidates = list(candidates[:PICKER_LIMIT])
     hosts = [s.host for s in candidates]
     sources = queries.zone_sources(hosts)
-    running = {n.host: n.running_vms for nodes in queries.nodes_by_host(hosts).values() for n in nodes}
+    refusals = services.add_host_refusals(aggregate, hosts)
     rows = []
     for service in candidates:
         host_sources = sources.get(service.host, [])
-        other_zones = sorted({z for z, _, _ in host_sources} - {zone})
-        reason = ""
-        if zone is not None and other_zones:
-            via = ", ".join(name for z, _, name in host_sources if z != zone)
-            reason = (f"{service.host} is in zone {', '.join(other_zones)} through {via}; a host can be in only "
-                      f"one availability zone. Remove it from there first.")
-        elif zone is not None and not host_sources and running.get(service.host):
-            reason = (f"{service.host} runs {running[service.host]} instance(s) in the default zone; joining "
-                      f"{zone} would move them. Move the instances off the host first.")
-        rows.append({"service": service, "sources": host_sources, "reason": reason})
+        refusal = refusals.get(service.host)
+        rows.append(
+            {
+                "service": service,
+                "sources": host_sources,
+                "refusal": refusal.error if refusal else None,
+                "reason": _explain(aggregate, service.host, refusal, host_sources),
+            }
+        )
     return {"rows": rows, "hidden": hidden}
+
+
+def _explain(aggregate, host, refusal, host_sources):
+    """The picker's words for a refusal of ``add_host_refusals``: which
+    aggregates hold the host in another zone, or how many instances would
+    change zone; else the service's message itself."""
+    if refusal is None:
+        return ""
+    if refusal.other_zones:
+        via = ", ".join(name for zone, _, name in host_sources if zone in refusal.other_zones)
+        return (
+            f"{host} is in zone {', '.join(refusal.other_zones)} through {via}; a host can be in only "
+            f"one availability zone. Remove it from there first."
+        )
+    if refusal.instances:
+        return (
+            f"{host} runs {refusal.instances} instance(s) in the default zone; joining "
+            f"{services.availability_zone_of(aggregate)} would move them. Move the instances off the host first."
+        )
+    return refusal.error.message
 
 
 def _detail_context(request, aggregate, metadata_formset=None, hosts_form=None):
     """The aggregate page: its hosts a page at a time (with their service,
     nodes, zones and mirror state), metadata, events and the forms."""
-    hosts_page = Paginator(queries.aggregate_host_names(aggregate), HOSTS_PER_PAGE).get_page(
-        request.GET.get("hosts_page"))
+    hosts_page = Paginator(services.hosts_of(aggregate), HOSTS_PER_PAGE).get_page(request.GET.get("hosts_page"))
     hosts = list(hosts_page)
     nodes = queries.nodes_by_host(hosts)
     service_of = queries.compute_services_by_host(hosts)
-    states = queries.mirror_states(aggregate, hosts, nodes)
+    states = mirror_states.mirror_states(aggregate, hosts, nodes)
     zones = queries.zone_sources(hosts)
     search = request.GET.get("host_q", "").strip()
     picked = hosts_form.data.getlist("hosts") if hosts_form is not None else []
@@ -144,8 +203,16 @@ def _detail_context(request, aggregate, metadata_formset=None, hosts_form=None):
         "zone": zone,
         "metadata": services.metadata_of(aggregate),
         "hosts_page": hosts_page,
-        "host_rows": [{"host": h, "service": service_of.get(h), "nodes": nodes.get(h, []),
-                       "mirror": states[h], "zones": zones.get(h, [])} for h in hosts],
+        "host_rows": [
+            {
+                "host": h,
+                "service": service_of.get(h),
+                "nodes": nodes.get(h, []),
+                "mirror": states[h],
+                "zones": zones.get(h, []),
+            }
+            for h in hosts
+        ],
         "events": Event.objects.filter(object_type="aggregate", object_id=str(aggregate.id))[:EVENTS_SHOWN],
         "metadata_formset": metadata_formset or _metadata_formset(aggregate),
         "hosts_form": hosts_form,
@@ -168,8 +235,7 @@ def aggregate_detail(request, aggregate_id):
 def aggregate_edit(request, aggregate_id):
     aggregate = _aggregate_or_404(aggregate_id)
     current_zone = services.availability_zone_of(aggregate)
-    form = AggregateEditForm(request.POST or None,
-                             initial={"name": aggregate.name, "availability_zone": current_zone})
+    form = AggregateEditForm(request.POST or None, initial={"name": aggregate.name, "availability_zone": current_zone})
     if request.method == "POST" and form.is_valid():
         name, zone = form.cleaned_data["name"], form.cleaned_data["availability_zone"] or None
         changes = {}
@@ -181,7 +247,7 @@ def aggregate_edit(request, aggregate_id):
             if changes:
                 services.update_aggregate(caller_of(request), aggregate.id, **changes)
         except ServiceError as exc:
-            form_error(form, exc, "name" if "already exists" in exc.message else "availability_zone")
+            form_error(form, exc)
         else:
             messages.success(request, "Aggregate updated." if changes else "Nothing to change.")
             return redirect("dashboard:aggregate", aggregate.id)
@@ -195,16 +261,40 @@ def aggregate_metadata(request, aggregate_id):
     aggregate = _aggregate_or_404(aggregate_id)
     formset = _metadata_formset(aggregate, request.POST)
     if formset.is_valid():
-        changes = formset.changes()
+        current = services.metadata_of(aggregate)
+        # Only real changes: a row saved unchanged, or a removed key that is not there, is none.
+        changes = {
+            key: value
+            for key, value in formset.changes().items()
+            if (value is None and key in current) or (value is not None and current.get(key) != value)
+        }
+        if not changes:
+            messages.info(request, "Nothing to change: the metadata is as submitted.")
+            return redirect(reverse("dashboard:aggregate", args=[aggregate.id]) + "#metadata")
         try:
             services.set_metadata(caller_of(request), aggregate.id, changes)
         except ServiceError as exc:
             formset.non_form_errors().append(exc.message)
         else:
-            messages.success(request, f"Metadata saved ({len(changes)} key(s) set or unset).")
+            messages.success(request, f"Metadata saved: {_describe_changes(changes, current)}.")
+            if changes.get(AZ_KEY) == settings.DEFAULT_AVAILABILITY_ZONE:
+                messages.warning(request, _explicit_default_warning(aggregate.name))
             return redirect(reverse("dashboard:aggregate", args=[aggregate.id]) + "#metadata")
     context = _detail_context(request, aggregate, metadata_formset=formset)
+    context["canonical_url"] = reverse("dashboard:aggregate", args=[aggregate.id]) + "#metadata"
     return page(request, context, "dashboard/aggregates/detail.html", status=400)
+
+
+def _describe_changes(changes, current):
+    added = [f"{k}={v}" for k, v in sorted(changes.items()) if v is not None and k not in current]
+    changed = [f"{k}={v}" for k, v in sorted(changes.items()) if v is not None and k in current]
+    removed = [k for k, v in sorted(changes.items()) if v is None]
+    parts = [
+        f"{label} {', '.join(items)}"
+        for label, items in (("added", added), ("changed", changed), ("removed", removed))
+        if items
+    ]
+    return "; ".join(parts)
 
 
 @console_view
@@ -224,6 +314,7 @@ def aggregate_add_hosts(request, aggregate_id):
             messages.success(request, f"Added {', '.join(hosts)} to {aggregate.name}.")
             return redirect(reverse("dashboard:aggregate", args=[aggregate.id]) + "#hosts")
     context = _detail_context(request, aggregate, hosts_form=form)
+    context["canonical_url"] = reverse("dashboard:aggregate", args=[aggregate.id]) + "#add-hosts"
     return page(request, context, "dashboard/aggregates/detail.html", status=400)
 
 

@@ -1,13 +1,15 @@
 """What every console view shares: who may see and change, the caller the
 service functions get, rendering, pagination and service errors as form errors."""
+
 from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 
-from aggregates.context import Caller
+from aggregates.identity.caller import Caller
 
 PAGE_SIZE = 50
 READ_ONLY_MESSAGE = "Your account may read the console but not change it. Ask an admin."
@@ -39,7 +41,8 @@ def console_view(view=None, *, form_page=False):
         if not (user.is_authenticated and user.is_active and user.is_staff):
             return redirect_to_login(request.get_full_path(), "dashboard:login")
         if not caller_of(request).can_read_admin_views:
-            raise PermissionDenied(NO_ROLE_MESSAGE)
+            # Nothing in the console is for this account: offer to log out, not a way back in.
+            return render(request, "dashboard/refused.html", {"message": NO_ROLE_MESSAGE, "refused": True}, status=403)
         if (form_page or request.method not in ("GET", "HEAD")) and not can_change(request):
             raise PermissionDenied(READ_ONLY_MESSAGE)
         return view(request, *args, **kwargs)
@@ -48,7 +51,12 @@ def console_view(view=None, *, form_page=False):
 
 
 def page(request, context, template, status=200):
-    """Render a console page; templates learn whether the user may change things."""
+    """Render a console page; templates learn whether the user may change things.
+    A page rendered in answer to a POST (a refused form) names the address a
+    refresh should load (``canonical_url``, put in the history by console.js)
+    so that a refresh never posts the form again."""
+    if request.method == "POST":
+        context = {"canonical_url": request.path, **context}
     return render(request, template, {**context, "can_change": can_change(request)}, status=status)
 
 
@@ -64,5 +72,18 @@ def paginate(request, queryset, per_page=PAGE_SIZE):
 
 
 def form_error(form, exc, field=None):
-    """Show a service error beside ``field`` (or above the form)."""
-    form.add_error(field, exc.message)
+    """Show a service error beside the field it is about (``field``, else
+    ``exc.field``), or above the form when the form has no such field."""
+    field = field or exc.field
+    form.add_error(field if field in form.fields else None, exc.message)
+
+
+def redirect_next(request, default, *args):
+    """Redirect to the form's ``next`` when it is a path of this site (never
+    another host, scheme or ``//host``), else to ``default``."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target.startswith("/") and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=False
+    ):
+        return redirect(target)
+    return redirect(default, *args)

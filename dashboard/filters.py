@@ -1,14 +1,17 @@
 """Server-side filters and sorting of the console's lists (django-filter).
 Filters on related rows use ``pk__in`` subqueries, so that they never
 duplicate rows or skew the counts annotated on them."""
+
 import django_filters
 from django.conf import settings
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, OuterRef, Subquery
 
-from aggregates.models import Aggregate, AggregateHost, AggregateMetadata, Event, Service
-from aggregates.services.zones import AZ_KEY
+from aggregates.audit.models import Event
+from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
+from aggregates.hosts.models import Service
+from aggregates.zones.services import AZ_KEY
 
-from .queries import hosts_in_zones, up_services_q
+from .queries import hosts_in_zones
 
 
 def zone_subquery():
@@ -18,7 +21,8 @@ def zone_subquery():
 def aggregate_rows():
     """Aggregates with their zone and host count, read in the page's own query."""
     return Aggregate.objects.annotate(zone=zone_subquery(), host_count=Count("host_items")).prefetch_related(
-        "metadata_items")
+        "metadata_items"
+    )
 
 
 class AggregateFilter(django_filters.FilterSet):
@@ -27,8 +31,14 @@ class AggregateFilter(django_filters.FilterSet):
     key = django_filters.CharFilter(label="Metadata key", method="filter_key")
     host = django_filters.CharFilter(label="Host", method="filter_host")
     sort = django_filters.OrderingFilter(
-        fields=(("name", "name"), ("zone", "zone"), ("host_count", "hosts"), ("created_at", "created"),
-                ("updated_at", "updated")))
+        fields=(
+            ("name", "name"),
+            ("zone", "zone"),
+            ("host_count", "hosts"),
+            ("created_at", "created"),
+            ("updated_at", "updated"),
+        )
+    )
 
     class Meta:
         model = Aggregate
@@ -44,29 +54,33 @@ class AggregateFilter(django_filters.FilterSet):
         return queryset.filter(pk__in=AggregateHost.objects.filter(host__icontains=value).values("aggregate"))
 
 
-STATE_CHOICES = [("up", "up"), ("down", "down"), ("enabled", "enabled"), ("disabled", "disabled"),
-                 ("attention", "down or disabled")]
+STATE_CHOICES = [
+    ("up", "up"),
+    ("down", "down"),
+    ("enabled", "enabled"),
+    ("disabled", "disabled"),
+    ("attention", "down or disabled"),
+]
 
 
 class HostFilter(django_filters.FilterSet):
     host = django_filters.CharFilter(label="Host contains", lookup_expr="icontains")
-    state = django_filters.ChoiceFilter(label="State", choices=STATE_CHOICES, method="filter_state",
-                                        empty_label="any")
+    state = django_filters.ChoiceFilter(label="State", choices=STATE_CHOICES, method="filter_state", empty_label="any")
     zone = django_filters.CharFilter(label="Zone", method="filter_zone")
     aggregate = django_filters.CharFilter(label="Aggregate", method="filter_aggregate")
-    sort = django_filters.OrderingFilter(fields=(("host", "host"), ("disabled", "status"),
-                                                 ("last_seen_up", "seen")))
+    sort = django_filters.OrderingFilter(fields=(("host", "host"), ("disabled", "status"), ("last_seen_up", "seen")))
 
     class Meta:
         model = Service
         fields = []
 
     def filter_state(self, queryset, name, value):
-        if value in ("up", "down", "attention"):
-            up = up_services_q()
-            if value == "attention":
-                return queryset.filter(Q(disabled=True) | ~up)
-            return queryset.filter(up) if value == "up" else queryset.exclude(up)
+        if value == "up":
+            return queryset.up()
+        if value == "down":
+            return queryset.down()
+        if value == "attention":
+            return queryset.filter(disabled=True) | queryset.down()
         return queryset.filter(disabled=value == "disabled")
 
     def filter_zone(self, queryset, name, value):
@@ -82,13 +96,22 @@ class HostFilter(django_filters.FilterSet):
 
 class EventFilter(django_filters.FilterSet):
     event_type = django_filters.CharFilter(label="Type contains", lookup_expr="icontains")
-    object_type = django_filters.ChoiceFilter(label="Object type", empty_label="any", choices=[
-        ("aggregate", "aggregate"), ("flavor", "flavor"), ("service", "service"), ("compute_node", "compute node"),
-        ("token", "token")])
+    object_type = django_filters.ChoiceFilter(
+        label="Object type",
+        empty_label="any",
+        choices=[
+            ("aggregate", "aggregate"),
+            ("flavor", "flavor"),
+            ("service", "service"),
+            ("compute_node", "compute node"),
+            ("token", "token"),
+        ],
+    )
     object_id = django_filters.CharFilter(label="Object id", lookup_expr="exact")
     username = django_filters.CharFilter(label="User", lookup_expr="exact")
-    priority = django_filters.ChoiceFilter(label="Priority", empty_label="any",
-                                           choices=[("INFO", "info"), ("ERROR", "error")])
+    priority = django_filters.ChoiceFilter(
+        label="Priority", empty_label="any", choices=[("INFO", "info"), ("ERROR", "error")]
+    )
 
     class Meta:
         model = Event

@@ -1,40 +1,30 @@
 """Flavors: list, create, delete and the extra specs editor."""
+
 from django.contrib import messages
 from django.db.models import Prefetch
 from django.http import Http404
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from aggregates.models import Event, Flavor, FlavorExtraSpec
-from aggregates.services import flavors as flavor_services
-from aggregates.services.exceptions import NotFound, ServiceError
+from aggregates.audit.models import Event
+from aggregates.errors import NotFound, ServiceError
+from aggregates.flavors import services as flavor_services
+from aggregates.flavors.models import Flavor, FlavorExtraSpec
 
 from .console import caller_of, console_view, form_error, page, paginate
 from .forms import ExtraSpecForm, FlavorForm
-
-FLAVOR_FIELDS = ("name", "id", "ram", "vcpus", "disk", "ephemeral", "swap", "description")
 
 
 @console_view
 def flavor_list(request):
     flavors = Flavor.objects.prefetch_related(
-        Prefetch("extra_spec_items", queryset=FlavorExtraSpec.objects.order_by("key"))).order_by("memory_mb", "name")
+        Prefetch("extra_spec_items", queryset=FlavorExtraSpec.objects.order_by("key"))
+    ).order_by("memory_mb", "name")
     search = request.GET.get("name", "").strip()
     if search:
         flavors = flavors.filter(name__icontains=search)
     current, querystring = paginate(request, flavors)
-    return page(request, {"page": current, "querystring": querystring, "search": search},
-                "dashboard/flavors/list.html")
-
-
-def _field_of(exc):
-    """The form field a flavor service error is about ("... ram must be ..." -> ram), or None."""
-    message = exc.message.lower()
-    if "flavor with id" in message or "flavor id" in message:
-        return "id"
-    if "flavor names" in message or "flavor with name" in message:
-        return "name"
-    return next((field for field in FLAVOR_FIELDS if f"{field} must" in message), None)
+    return page(request, {"page": current, "querystring": querystring, "search": search}, "dashboard/flavors/list.html")
 
 
 @console_view(form_page=True)
@@ -44,11 +34,19 @@ def flavor_create(request):
         data = form.cleaned_data
         try:
             flavor = flavor_services.create_flavor(
-                caller_of(request), name=data["name"], flavorid=data["id"] or None, ram=data["ram"],
-                vcpus=data["vcpus"], disk=data["disk"], ephemeral=data["ephemeral"] or 0, swap=data["swap"] or 0,
-                is_public=data["is_public"], description=data["description"] or None)
+                caller_of(request),
+                name=data["name"],
+                flavorid=data["id"] or None,
+                ram=data["ram"],
+                vcpus=data["vcpus"],
+                disk=data["disk"],
+                ephemeral=data["ephemeral"] or 0,
+                swap=data["swap"] or 0,
+                is_public=data["is_public"],
+                description=data["description"] or None,
+            )
         except ServiceError as exc:
-            form_error(form, exc, _field_of(exc))
+            form_error(form, exc)
         else:
             messages.success(request, f"Flavor {flavor.name} created.")
             return redirect("dashboard:flavor", flavor.flavorid)
@@ -89,7 +87,7 @@ def flavor_set_spec(request, flavorid):
         try:
             flavor_services.set_extra_specs(caller_of(request), flavorid, {key: value})
         except ServiceError as exc:
-            form_error(form, exc, "value" if "value" in exc.message else "key")
+            form_error(form, exc)
         else:
             messages.success(request, f"Extra spec {key} set.")
             return redirect("dashboard:flavor", flavorid)

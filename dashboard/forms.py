@@ -1,25 +1,30 @@
-"""Console forms. Values are checked by the compute API's own JSON-schema
-rules (aggregates.api.validation), so the console and the API refuse the
-same input with the same message; the service functions then apply the
-rules that span rows."""
+"""Console forms. Values are checked by the same JSON-schema rules as the
+compute API's (aggregates.schema_check with the shared value schemas of
+aggregates.value_schemas and the domains' schemas modules), so the console
+and the API refuse the same input with the same message; the service
+functions then apply the rules that span rows."""
+
 import re
 
 from django import forms
+from django.contrib.auth.forms import AuthenticationForm
 
-from aggregates.api import validation
-from aggregates.api.flavors import create_schema as flavor_create_schema
-from aggregates.api.errors import ApiError
+from aggregates import schema_check, value_schemas
+from aggregates.errors import Invalid
+from aggregates.flavors.schemas import flavor_properties
+from aggregates.hosts.schemas import DISABLED_REASON
+from aggregates.identity import throttle
 
 HOST_SEPARATORS = re.compile(r"[\s,]+")
 # The flavor fields of the compute API at the newest microversion that still takes every one of them.
-FLAVOR_API_FIELDS = flavor_create_schema((2, 101))["properties"]["flavor"]["properties"]
+FLAVOR_API_FIELDS = flavor_properties((2, 101))
 
 
 def api_rule_error(field_name, value, schema):
     """The API's message for ``value`` under ``schema``, or None when it passes."""
     try:
-        validation.validate({field_name: value}, {"type": "object", "properties": {field_name: schema}})
-    except ApiError as exc:
+        schema_check.check_field(field_name, value, schema)
+    except Invalid as exc:
         return exc.message
     return None
 
@@ -44,37 +49,48 @@ class ApiCheckedForm(forms.Form):
 
 def text_field(label, required=True, help_text="", max_length=None):
     # No stripping: the API's rules decide about leading and trailing spaces.
-    return forms.CharField(label=label, required=required, help_text=help_text, strip=False,
-                           max_length=max_length, widget=forms.TextInput(attrs={"autocomplete": "off"}))
+    return forms.CharField(
+        label=label,
+        required=required,
+        help_text=help_text,
+        strip=False,
+        max_length=max_length,
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+    )
 
 
 class AggregateForm(ApiCheckedForm):
     name = text_field("Name")
     availability_zone = text_field(
-        "Availability zone", required=False,
+        "Availability zone",
+        required=False,
         help_text="Leave empty for an aggregate that names no zone: its hosts stay in the default zone "
-                  "unless another aggregate places them.")
-    api_rules = {"name": validation.name, "availability_zone": validation.az_name}
+        "unless another aggregate places them.",
+    )
+    api_rules = {"name": value_schemas.name, "availability_zone": value_schemas.az_name}
 
 
 class AggregateCreateForm(AggregateForm):
     hosts = forms.CharField(
-        label="Hosts", required=False, strip=True,
+        label="Hosts",
+        required=False,
+        strip=True,
         widget=forms.Textarea(attrs={"rows": 3, "placeholder": "node1, node2"}),
         help_text="Registered compute host names, separated by commas, spaces or new lines. "
-                  "The aggregate is created with all of them or not at all.")
+        "The aggregate is created with all of them or not at all.",
+    )
 
     def clean_hosts(self):
         names = [name for name in HOST_SEPARATORS.split(self.cleaned_data["hosts"]) if name]
         for name in names:
-            message = api_rule_error("host", name, validation.hostname)
+            message = api_rule_error("host", name, value_schemas.hostname)
             if message:
                 raise forms.ValidationError(message)
         return list(dict.fromkeys(names))
 
 
 class AggregateEditForm(AggregateForm):
-    api_rules = {"name": validation.name_with_spaces, "availability_zone": validation.az_name}
+    api_rules = {"name": value_schemas.name_with_spaces, "availability_zone": value_schemas.az_name}
 
 
 class MetadataRowForm(forms.Form):
@@ -89,7 +105,7 @@ class MetadataRowForm(forms.Form):
             if value:
                 self.add_error("key", "A value needs a key.")
             return cleaned
-        message = api_rule_error("key", key, validation.metadata_key)
+        message = api_rule_error("key", key, value_schemas.metadata_key)
         if message:
             self.add_error("key", message)
         if not cleaned.get("remove"):
@@ -97,7 +113,7 @@ class MetadataRowForm(forms.Form):
             if message:
                 self.add_error("value", message)
             elif key == "availability_zone":
-                message = api_rule_error("availability_zone", value, validation.az_name)
+                message = api_rule_error("availability_zone", value, value_schemas.az_name)
                 if message:
                     self.add_error("value", message)
         return cleaned
@@ -141,14 +157,20 @@ class RemoveHostForm(forms.Form):
 
 
 class DisableHostForm(ApiCheckedForm):
-    disabled_reason = text_field("Reason", required=False,
-                                 help_text="Shown to other operators, e.g. “Replacing a failed DIMM”.")
-    api_rules = {"disabled_reason": {"type": "string", "minLength": 1, "maxLength": 255}}
+    disabled_reason = text_field(
+        "Reason", required=False, help_text="Shown to other operators, e.g. “Replacing a failed DIMM”."
+    )
+    api_rules = {"disabled_reason": DISABLED_REASON}
 
 
 def size_field(label, minimum, initial=None, help_text=""):
-    return forms.CharField(label=label, initial=initial, help_text=help_text, required=initial is None,
-                           widget=forms.TextInput(attrs={"inputmode": "numeric", "size": 8}))
+    return forms.CharField(
+        label=label,
+        initial=initial,
+        help_text=help_text,
+        required=initial is None,
+        widget=forms.TextInput(attrs={"inputmode": "numeric", "size": 8}),
+    )
 
 
 class FlavorForm(ApiCheckedForm):
@@ -162,14 +184,26 @@ class FlavorForm(ApiCheckedForm):
     disk = size_field("Root disk (GiB)", 0)
     ephemeral = size_field("Ephemeral disk (GiB)", 0, initial="0")
     swap = size_field("Swap (MiB)", 0, initial="0")
-    is_public = forms.BooleanField(label="Public", required=False, initial=True,
-                                   help_text="A private flavor starts with an empty access list.")
-    description = forms.CharField(label="Description", required=False, strip=False,
-                                  widget=forms.TextInput(attrs={"autocomplete": "off"}))
+    is_public = forms.BooleanField(
+        label="Public", required=False, initial=True, help_text="A private flavor starts with an empty access list."
+    )
+    description = forms.CharField(
+        label="Description", required=False, strip=False, widget=forms.TextInput(attrs={"autocomplete": "off"})
+    )
 
-    api_rules = {name: FLAVOR_API_FIELDS[api_name] for name, api_name in (
-        ("name", "name"), ("id", "id"), ("ram", "ram"), ("vcpus", "vcpus"), ("disk", "disk"),
-        ("ephemeral", "OS-FLV-EXT-DATA:ephemeral"), ("swap", "swap"), ("description", "description"))}
+    api_rules = {
+        name: FLAVOR_API_FIELDS[api_name]
+        for name, api_name in (
+            ("name", "name"),
+            ("id", "id"),
+            ("ram", "ram"),
+            ("vcpus", "vcpus"),
+            ("disk", "disk"),
+            ("ephemeral", "OS-FLV-EXT-DATA:ephemeral"),
+            ("swap", "swap"),
+            ("description", "description"),
+        )
+    }
 
 
 class ExtraSpecForm(forms.Form):
@@ -187,3 +221,24 @@ class ExtraSpecForm(forms.Form):
             elif message:
                 self.add_error("value", message)
         return cleaned
+
+
+class ThrottledLoginForm(AuthenticationForm):
+    """The console's login form, under the same throttle as the Keystone
+    surface: past the limit of failed attempts for the user name or the
+    source address, the password is not even checked."""
+
+    def clean(self):
+        username = self.cleaned_data.get("username") or ""
+        address = self.request.META.get("REMOTE_ADDR") if self.request else None
+        if username:
+            try:
+                throttle.check(username, address, getattr(self.request, "request_id", ""), surface="console")
+            except throttle.Throttled as exc:
+                raise forms.ValidationError(exc.message, code="throttled")
+        try:
+            return super().clean()
+        except forms.ValidationError as exc:
+            if getattr(exc, "code", None) == "invalid_login":
+                throttle.record_failure(username, address)
+            raise

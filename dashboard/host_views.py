@@ -1,19 +1,19 @@
 """Compute hosts and availability zones."""
-from collections import defaultdict
 
 from django.conf import settings
 from django.contrib import messages
 from django.http import Http404
-from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from aggregates.models import Aggregate, AggregateMetadata, Event
-from aggregates.services import hosts as host_services
-from aggregates.services.exceptions import ServiceError
-from aggregates.services.zones import AZ_KEY, zones_by_host
+from aggregates.audit.models import Event
+from aggregates.errors import ServiceError
+from aggregates.host_aggregates.models import Aggregate
+from aggregates.hosts import services as host_services
+from aggregates.zones.services import zones_by_host
 
 from . import queries
-from .console import caller_of, console_view, form_error, page, paginate
+from .console import caller_of, console_view, form_error, page, paginate, redirect_next
 from .filters import HostFilter
 from .forms import DisableHostForm
 
@@ -32,11 +32,21 @@ def host_list(request):
     zones = zones_by_host(hosts)
     memberships = queries.aggregates_by_host(hosts)
     nodes = queries.nodes_by_host(hosts)
-    rows = [{"service": service, "zone": _zone_name(zones.get(service.host)), "in_default": service.host not in zones,
-             "aggregates": memberships.get(service.host, []), "nodes": nodes.get(service.host, [])}
-            for service in current]
-    return page(request, {"filter": filtered, "page": current, "querystring": querystring, "rows": rows},
-                "dashboard/hosts/list.html")
+    rows = [
+        {
+            "service": service,
+            "zone": _zone_name(zones.get(service.host)),
+            "in_default": service.host not in zones,
+            "aggregates": memberships.get(service.host, []),
+            "nodes": nodes.get(service.host, []),
+        }
+        for service in current
+    ]
+    return page(
+        request,
+        {"filter": filtered, "page": current, "querystring": querystring, "rows": rows},
+        "dashboard/hosts/list.html",
+    )
 
 
 def _service_or_404(host):
@@ -62,6 +72,7 @@ def _host_page(request, host, disable_form=None, status=200):
         "nodes": queries.nodes_by_host([host]).get(host, []),
         "events": Event.objects.filter(object_type="service", object_id=str(service.id))[:25],
         "disable_form": disable_form or DisableHostForm(),
+        "canonical_url": reverse("dashboard:host", args=[host]),
     }
     return page(request, context, "dashboard/hosts/detail.html", status)
 
@@ -77,39 +88,33 @@ def host_status(request, host):
             if enable:
                 host_services.update_service(caller_of(request), service.uuid, status="enabled")
             else:
-                host_services.update_service(caller_of(request), service.uuid, status="disabled",
-                                             disabled_reason=form.cleaned_data["disabled_reason"] or None)
+                host_services.update_service(
+                    caller_of(request),
+                    service.uuid,
+                    status="disabled",
+                    disabled_reason=form.cleaned_data["disabled_reason"] or None,
+                )
         except ServiceError as exc:
             form_error(form, exc)
         else:
             messages.success(request, f"Host {host} {'enabled' if enable else 'disabled'}.")
-            return redirect(request.POST.get("next") or "dashboard:hosts")
+            return redirect_next(request, "dashboard:hosts")
     return _host_page(request, host, disable_form=form, status=400)
 
 
 @console_view
 def zone_list(request):
-    """Every named zone with its aggregates and hosts, and the default zone
-    with the hosts that are in it only because no aggregate places them."""
+    """Every zone, once: the named ones with their aggregates and hosts, the
+    default zone with both the hosts no aggregate places and those of
+    aggregates that name it, and the internal zone of non-compute services."""
+    cards = queries.zone_overview()
     default = settings.DEFAULT_AVAILABILITY_ZONE
-    host_zones = zones_by_host()
-    aggregates_of_zone = defaultdict(list)
-    rows = AggregateMetadata.objects.filter(key=AZ_KEY).values_list("value", "aggregate_id", "aggregate__name")
-    for zone, aggregate_id, name in rows.order_by("value", "aggregate__name"):
-        aggregates_of_zone[zone].append((aggregate_id, name))
-    hosts_of_zone = defaultdict(list)
-    for host, zones in sorted(host_zones.items()):
-        for zone in zones:
-            hosts_of_zone[zone].append(host)
-    default_only = list(queries.compute_services().exclude(host__in=queries.hosts_in_zones()).order_by("host")
-                        .values_list("host", flat=True))
-    zones = [{"name": name, "aggregates": aggregates_of_zone[name], "hosts": hosts_of_zone.get(name, []),
-              "explicit_default": name == default}
-             for name in sorted(aggregates_of_zone)]
     context = {
-        "zones": zones,
-        "default_zone": default,
-        "default_only": default_only,
+        "cards": cards,
+        # The zones aggregates name, and the hosts only in the default zone, apart.
+        "zones": [z for z in cards if z["aggregates"]],
+        "default_only": next((z["default_only"] for z in cards if z["name"] == default), []),
+        "default_zone": settings.DEFAULT_AVAILABILITY_ZONE,
         "shown": ZONE_HOSTS_SHOWN,
         "aggregate_count": Aggregate.objects.count(),
     }

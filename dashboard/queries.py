@@ -1,31 +1,18 @@
 """Read-side queries of the console: a bounded number of queries per page,
 whatever the number of hosts."""
+
 from collections import defaultdict
-from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Q
-from django.db.models.functions import Coalesce
-from django.utils import timezone
+from django.db.models import Count, Q
 
-from aggregates.models import AggregateHost, AggregateMetadata, ComputeNode, PlacementMirrorRequest, Service
-from aggregates.services.zones import AZ_KEY
-from placement.models import ResourceProviderAggregate
-
-
-def up_services_q():
-    """Services whose agent reported within SERVICE_DOWN_TIME (Service.is_up, in SQL)."""
-    threshold = timezone.now() - timedelta(seconds=settings.SERVICE_DOWN_TIME)
-    return Q(forced_down=False) & (Q(last_seen_up__gte=threshold) | Q(last_seen_up__isnull=True,
-                                                                       created_at__gte=threshold))
+from aggregates.host_aggregates.models import AggregateHost, AggregateMetadata
+from aggregates.hosts.models import ComputeNode, Service
+from aggregates.zones.services import AZ_KEY, zones_by_host
 
 
 def compute_services():
     return Service.objects.filter(binary=Service.COMPUTE)
-
-
-def annotate_last_seen(queryset):
-    return queryset.annotate(seen=Coalesce("last_seen_up", "created_at"))
 
 
 def compute_services_by_host(hosts):
@@ -41,23 +28,24 @@ def nodes_by_host(hosts):
 
 def zone_sources(hosts):
     """host -> [(zone, aggregate id, aggregate name)] for the AZ aggregates each host is in."""
-    rows = (AggregateHost.objects.filter(host__in=list(hosts), aggregate__metadata_items__key=AZ_KEY)
-            .values_list("host", "aggregate__metadata_items__value", "aggregate_id", "aggregate__name")
-            .order_by("host", "aggregate__name"))
+    rows = (
+        AggregateHost.objects.filter(host__in=list(hosts), aggregate__metadata_items__key=AZ_KEY)
+        .values_list("host", "aggregate__metadata_items__value", "aggregate_id", "aggregate__name")
+        .order_by("host", "aggregate__name")
+    )
     sources = defaultdict(list)
     for host, zone, aggregate_id, name in rows:
         sources[host].append((zone, aggregate_id, name))
     return sources
 
 
-def hosts_in_zones(zones=None, exclude_zone=None):
+def hosts_in_zones(zones=None):
     """A subquery of the hosts that an aggregate with a zone holds: any zone,
-    one of ``zones``, or any zone but ``exclude_zone``."""
+    or one of ``zones``. (The hosts that cannot join an aggregate because
+    another zone holds them are the service's: hosts_held_by_other_zones.)"""
     zone_aggregates = AggregateMetadata.objects.filter(key=AZ_KEY)
     if zones is not None:
         zone_aggregates = zone_aggregates.filter(value__in=zones)
-    if exclude_zone is not None:
-        zone_aggregates = zone_aggregates.exclude(value=exclude_zone)
     return AggregateHost.objects.filter(aggregate__in=zone_aggregates.values("aggregate")).values("host")
 
 
@@ -75,38 +63,84 @@ def aggregates_by_host(hosts):
     return memberships
 
 
-def mirror_states(aggregate, hosts, nodes_of_host):
-    """host -> (badge level, label, detail) for ``hosts`` of the aggregate:
-    whether placement associates the host's providers with the aggregate,
-    else the state of the host's latest outbox row."""
-    node_uuids = [str(n.uuid) for nodes in nodes_of_host.values() for n in nodes]
-    associated = set(ResourceProviderAggregate.objects.filter(
-        aggregate__uuid=str(aggregate.uuid), resource_provider__uuid__in=node_uuids,
-    ).values_list("resource_provider__uuid", flat=True))
-    latest = {}
-    for row in PlacementMirrorRequest.objects.filter(aggregate_uuid=aggregate.uuid, host__in=hosts).order_by("id"):
-        latest[row.host] = row
-    states = {}
-    for host in hosts:
-        nodes = nodes_of_host.get(host, [])
-        row = latest.get(host)
-        if not nodes:
-            states[host] = ("bad", "no compute node", "The host has no compute node, so no provider to mirror to.")
-        elif all(str(n.uuid) in associated for n in nodes):
-            states[host] = ("ok", "in placement", "")
-        elif row is not None and row.status == PlacementMirrorRequest.PENDING:
-            states[host] = ("warn", "pending", row.last_error or f"attempt {row.attempts}")
-        elif row is not None and row.status == PlacementMirrorRequest.FAILED:
-            states[host] = ("bad", "failed", row.last_error)
-        else:
-            states[host] = ("bad", "missing", "Placement lacks the association: run the reconciler "
-                                              "(manage.py sync_placement_aggregates).")
-    return states
-
-
-def aggregate_host_names(aggregate):
-    return [item.host for item in aggregate.host_items.all()]
-
-
 def metadata_keys():
     return list(AggregateMetadata.objects.order_by("key").values_list("key", flat=True).distinct())
+
+
+def zone_overview():
+    """Every availability zone the compute API lists, one entry per zone:
+    the zones aggregates name, the default zone (hosts no aggregate places,
+    and hosts of aggregates that name it explicitly, in one entry) and the
+    internal zone of the non-compute services. The overview counts these,
+    and the zones page shows them."""
+    default = settings.DEFAULT_AVAILABILITY_ZONE
+    internal = settings.INTERNAL_SERVICE_AVAILABILITY_ZONE
+    aggregates_of_zone = defaultdict(list)
+    rows = AggregateMetadata.objects.filter(key=AZ_KEY).values_list("value", "aggregate_id", "aggregate__name")
+    for zone, aggregate_id, name in rows.order_by("value", "aggregate__name"):
+        aggregates_of_zone[zone].append((aggregate_id, name))
+    hosts_of_zone = defaultdict(list)
+    for host, zones in sorted(zones_by_host().items()):
+        for zone in zones:
+            hosts_of_zone[zone].append(host)
+    default_only = list(
+        compute_services().exclude(host__in=hosts_in_zones()).order_by("host").values_list("host", flat=True)
+    )
+    entries = []
+    for name in sorted(set(aggregates_of_zone) | {default}):
+        is_default = name == default
+        if is_default and not (default_only or aggregates_of_zone.get(name)):
+            continue
+        placed = hosts_of_zone.get(name, [])
+        entries.append(
+            {
+                "name": name,
+                "aggregates": aggregates_of_zone.get(name, []),
+                "hosts": sorted(set(placed) | set(default_only)) if is_default else placed,
+                "default_only": default_only if is_default else [],
+                "explicit_default": is_default and bool(aggregates_of_zone.get(name)),
+                "is_default": is_default,
+                "internal": False,
+            }
+        )
+    services = list(
+        Service.objects.exclude(binary=Service.COMPUTE).order_by("host", "binary").values_list("host", "binary")
+    )
+    if services:
+        entries.append(
+            {
+                "name": internal,
+                "aggregates": [],
+                "hosts": sorted({host for host, _ in services}),
+                "services": services,
+                "default_only": [],
+                "explicit_default": False,
+                "is_default": False,
+                "internal": True,
+            }
+        )
+    return entries
+
+
+def zone_counts():
+    """How many zones the zones page shows with hosts (as Nova lists them) and
+    how many named zones have none yet: two queries, whatever the size."""
+    default = settings.DEFAULT_AVAILABILITY_ZONE
+    named = dict(
+        AggregateMetadata.objects.filter(key=AZ_KEY)
+        .values("value")
+        .annotate(hosts=Count("aggregate__host_items"))
+        .values_list("value", "hosts")
+        .order_by()
+    )
+    services = Service.objects.aggregate(
+        default_only=Count("id", filter=Q(binary=Service.COMPUTE) & ~Q(host__in=hosts_in_zones())),
+        internal=Count("id", filter=~Q(binary=Service.COMPUTE)),
+    )
+    with_hosts = {zone for zone, hosts in named.items() if hosts}
+    if services["default_only"]:
+        with_hosts.add(default)
+    return {
+        "with_hosts": len(with_hosts) + (1 if services["internal"] else 0),
+        "empty": len(set(named) - with_hosts),
+    }

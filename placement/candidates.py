@@ -11,6 +11,7 @@ Terms: a *tree* is a root provider and its descendants; the *anchor* of an
 allocation request is the root of the tree it is for (a sharing provider's
 resources can be used by every tree it shares an aggregate with).
 """
+
 import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from placement.models import (
     ResourceProviderTrait,
     Trait,
 )
+from placement.services.providers import providers_in_aggregates
 
 SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
 # Above this many ids, read whole tables and filter in Python instead of
@@ -106,7 +108,9 @@ class Search:
         self.nested_aware = nested_aware
         self.has_trees = ResourceProvider.objects.filter(parent__isnull=False).exists()
         self.sharing = set(
-            ResourceProviderTrait.objects.filter(trait__name=SHARING_TRAIT).values_list("resource_provider_id", flat=True)
+            ResourceProviderTrait.objects.filter(trait__name=SHARING_TRAIT).values_list(
+                "resource_provider_id", flat=True
+            )
         )
         self.providers = {}  # id -> Provider, from load_snapshot
         # class id -> [(provider id, root id, free, min_unit, max_unit, step_size)]
@@ -128,12 +132,8 @@ class Search:
             f"SELECT id, uuid, parent_id, root_id FROM {RP} WHERE 1=1{rp_clause}", rp_params
         ):
             self.providers[pid] = Provider(pid, uuid, parent_id, root_id)
-        inv_clause, inv_params = (
-            _in_clause("inv.resource_provider_id", scope) if scope is not None else ("", [])
-        )
-        alloc_clause, alloc_params = (
-            _in_clause("resource_provider_id", scope) if scope is not None else ("", [])
-        )
+        inv_clause, inv_params = _in_clause("inv.resource_provider_id", scope) if scope is not None else ("", [])
+        alloc_clause, alloc_params = _in_clause("resource_provider_id", scope) if scope is not None else ("", [])
         class_names = dict(ResourceClass.objects.values_list("id", "name"))
         inventory = self.inventory
         providers = self.providers
@@ -153,9 +153,7 @@ class Search:
             used = int(used)
             provider.resources[class_names[class_id]] = (capacity, used, max_unit)
             inventory[class_id].append((pid, provider.root_id, capacity - used, min_unit, max_unit, step))
-        trait_clause, trait_params = (
-            _in_clause("resource_provider_id", scope) if scope is not None else ("", [])
-        )
+        trait_clause, trait_params = _in_clause("resource_provider_id", scope) if scope is not None else ("", [])
         trait_rows = _query(
             f"SELECT resource_provider_id, trait_id FROM {RP_TRAIT} WHERE 1=1{trait_clause}", trait_params
         )
@@ -229,19 +227,6 @@ def _providers_with_any_trait(trait_ids):
     )
 
 
-def _providers_in_aggregates(member_of):
-    """Ids of providers in one aggregate of each any-of set."""
-    result = None
-    for any_of in member_of:
-        found = set(
-            ResourceProviderAggregate.objects.filter(aggregate__uuid__in=any_of).values_list(
-                "resource_provider_id", flat=True
-            )
-        )
-        result = found if result is None else result & found
-    return result or set()
-
-
 class GroupSearch:
     """One request group, its filters resolved to ids."""
 
@@ -259,10 +244,12 @@ class GroupSearch:
         self.forbidden_names = set(group.forbidden_traits)
         self.in_aggregates = None
         if group.member_of:
-            self.in_aggregates = _providers_in_aggregates(group.member_of)
+            self.in_aggregates = providers_in_aggregates(group.member_of)
             if not self.in_aggregates:
                 raise NoCandidates()
-        self.bad_aggregates = _providers_in_aggregates([group.forbidden_aggregates]) if group.forbidden_aggregates else set()
+        self.bad_aggregates = (
+            providers_in_aggregates([group.forbidden_aggregates]) if group.forbidden_aggregates else set()
+        )
         self.tree_root = None
         if group.in_tree:
             tree = ResourceProvider.objects.filter(uuid=group.in_tree).values_list("root_id", flat=True).first()
@@ -377,7 +364,7 @@ class GroupSearch:
             for choice in itertools.product(*options):
                 if check_traits and not self._traits_ok([providers[rp] for rp in choice]):
                     continue
-                resources = tuple((rp_id, name, amount) for rp_id, (name, amount) in zip(choice, labels))
+                resources = tuple((rp_id, name, amount) for rp_id, (name, amount) in zip(choice, labels, strict=False))
                 mappings = ((suffix, frozenset([providers[rp].uuid for rp in choice])),)
                 yield AllocationRequest(root_id, resources, mappings, same_provider)
 
@@ -436,9 +423,7 @@ class GroupSearch:
             "resource_provider_id", "trait_id"
         ):
             traits_by_root[root_of[rp_id]].add(trait_id)
-        ok_roots = {
-            root for root, traits in traits_by_root.items() if all(any_of & traits for any_of in self.required)
-        }
+        ok_roots = {root for root, traits in traits_by_root.items() if all(any_of & traits for any_of in self.required)}
         return {c for c in candidates if c[1] in ok_roots}
 
     def uses_trees(self):
@@ -597,3 +582,16 @@ def _ancestors(by_uuid, providers, uuid):
         provider = providers[provider.parent_id]
         found.add(provider.uuid)
     return found
+
+
+def database_order(providers):
+    """({class name: id}, {trait name: id}) for the resource classes and
+    traits of ``providers``: upstream lists them in provider summaries in
+    database (id) order, not alphabetically."""
+    class_names, trait_names = set(), set()
+    for provider in providers:
+        class_names.update(provider.resources)
+        trait_names.update(provider.traits)
+    class_ids = dict(ResourceClass.objects.filter(name__in=class_names).values_list("name", "id"))
+    trait_ids = dict(Trait.objects.filter(name__in=trait_names).values_list("name", "id"))
+    return class_ids, trait_ids

@@ -7,6 +7,7 @@ compare it, under a row lock, to the one the client read (409
 ``placement.concurrent_update`` on a mismatch). Consumers have a generation
 of their own for their allocations (microversion 1.28).
 """
+
 from django.db import models
 
 # Largest value an inventory field may hold (upstream's MAX_INT).
@@ -93,9 +94,7 @@ class ResourceProviderAggregate(models.Model):
     aggregate = models.ForeignKey(PlacementAggregate, on_delete=models.CASCADE)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["resource_provider", "aggregate"], name="uniq_rp_aggregate")
-        ]
+        constraints = [models.UniqueConstraint(fields=["resource_provider", "aggregate"], name="uniq_rp_aggregate")]
         indexes = [models.Index(fields=["aggregate", "resource_provider"], name="rp_agg_agg_idx")]
 
 

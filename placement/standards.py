@@ -1,5 +1,6 @@
 """Standard resource classes and traits, from the os-resource-classes and
 os-traits packages, kept in the database next to the CUSTOM_* ones."""
+
 import os_resource_classes
 import os_traits
 from django.db import transaction

@@ -1,11 +1,12 @@
 """Placement API routes (mounted at /placement/, or at / with CORRAL_SERVICE=placement)."""
+
 from placement.api import (
     aggregates,
     allocation_candidates,
     allocations,
     inventories,
-    resource_classes,
     reshaper,
+    resource_classes,
     resource_providers,
     root,
     traits,

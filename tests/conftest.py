@@ -1,12 +1,14 @@
 """Shared fixtures: API clients holding real tokens for each role, and hosts."""
+
 import json
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from aggregates import identity, services
-from aggregates.context import Caller
+from aggregates.hosts import services as host_services
+from aggregates.identity import services as identity
+from aggregates.identity.caller import Caller
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -122,7 +124,7 @@ def make_host(db, system):
     """Register a compute host the way a host agent does."""
 
     def _make(host, node=None, vcpus=16, memory_mb=65536, local_gb=1000, running_vms=None, **kw):
-        compute_node, _ = services.register_host(
+        compute_node, _ = host_services.register_host(
             system, host, node, vcpus=vcpus, memory_mb=memory_mb, local_gb=local_gb, running_vms=running_vms, **kw
         )
         return compute_node
@@ -139,3 +141,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "postgres_only" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Everything pip can install runs (tests/provision.py); only the browser
+    tests may skip, and then one line says how to enable them."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if r.nodeid.startswith("tests/browser/")]
+    if skipped:
+        terminalreporter.write_line(
+            f"{len(skipped)} browser test(s) skipped: install Debian's chromium (apt-get install chromium) "
+            "to run them; Playwright drives /usr/bin/chromium."
+        )

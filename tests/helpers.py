@@ -1,4 +1,5 @@
 """Helpers shared by test modules."""
+
 import threading
 
 from django.db import connection

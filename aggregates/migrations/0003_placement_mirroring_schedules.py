@@ -1,13 +1,22 @@
 """The default schedules of the placement mirroring tasks, editable by an
 operator afterwards (django-celery-beat): reconcile every 10 minutes, drain
 the outbox every minute."""
+
 from django.db import migrations
 
 SCHEDULES = [
-    ("Reconcile placement aggregates", "aggregates.tasks.reconcile_placement_aggregates", 10,
-     "Make placement's aggregate associations match Corral's host aggregates."),
-    ("Drain placement mirror requests", "aggregates.tasks.drain_mirror_requests", 1,
-     "Apply the pending placement mirror requests that no task carried (broker down, retries due)."),
+    (
+        "Reconcile placement aggregates",
+        "aggregates.tasks.reconcile_placement_aggregates",
+        10,
+        "Make placement's aggregate associations match Corral's host aggregates.",
+    ),
+    (
+        "Drain placement mirror requests",
+        "aggregates.tasks.drain_mirror_requests",
+        1,
+        "Apply the pending placement mirror requests that no task carried (broker down, retries due).",
+    ),
 ]
 
 

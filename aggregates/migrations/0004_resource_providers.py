@@ -5,86 +5,95 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('aggregates', '0003_placement_mirroring_schedules'),
+        ("aggregates", "0003_placement_mirroring_schedules"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='computenode',
-            name='cpu_allocation_ratio',
+            model_name="computenode",
+            name="cpu_allocation_ratio",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='computenode',
-            name='disk_allocation_ratio',
+            model_name="computenode",
+            name="disk_allocation_ratio",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='computenode',
-            name='provider_generation',
+            model_name="computenode",
+            name="provider_generation",
             field=models.IntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='computenode',
-            name='provider_state',
+            model_name="computenode",
+            name="provider_state",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
-            model_name='computenode',
-            name='ram_allocation_ratio',
+            model_name="computenode",
+            name="ram_allocation_ratio",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='computenode',
-            name='reserved_host_cpus',
+            model_name="computenode",
+            name="reserved_host_cpus",
             field=models.IntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='computenode',
-            name='reserved_host_disk_mb',
+            model_name="computenode",
+            name="reserved_host_disk_mb",
             field=models.IntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='computenode',
-            name='reserved_host_memory_mb',
+            model_name="computenode",
+            name="reserved_host_memory_mb",
             field=models.IntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='reconciliationrun',
-            name='inventories_updated',
+            model_name="reconciliationrun",
+            name="inventories_updated",
             field=models.IntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='reconciliationrun',
-            name='providers_created',
+            model_name="reconciliationrun",
+            name="providers_created",
             field=models.IntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='reconciliationrun',
-            name='traits_updated',
+            model_name="reconciliationrun",
+            name="traits_updated",
             field=models.IntegerField(default=0),
         ),
         migrations.CreateModel(
-            name='ProviderSyncRequest',
+            name="ProviderSyncRequest",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('node_uuid', models.UUIDField(db_index=True)),
-                ('hypervisor_hostname', models.CharField(max_length=255)),
-                ('host', models.CharField(max_length=255)),
-                ('action', models.CharField(choices=[('sync', 'sync provider'), ('delete', 'delete provider')], max_length=16)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('done', 'done'), ('failed', 'failed')], default='pending', max_length=16)),
-                ('attempts', models.IntegerField(default=0)),
-                ('last_error', models.TextField(blank=True, default='')),
-                ('next_attempt_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('updated_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('applied_at', models.DateTimeField(blank=True, null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("node_uuid", models.UUIDField(db_index=True)),
+                ("hypervisor_hostname", models.CharField(max_length=255)),
+                ("host", models.CharField(max_length=255)),
+                (
+                    "action",
+                    models.CharField(choices=[("sync", "sync provider"), ("delete", "delete provider")], max_length=16),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("pending", "pending"), ("done", "done"), ("failed", "failed")],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("attempts", models.IntegerField(default=0)),
+                ("last_error", models.TextField(blank=True, default="")),
+                ("next_attempt_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("updated_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("applied_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'ordering': ['id'],
-                'indexes': [models.Index(fields=['status', 'next_attempt_at'], name='aggregates__status_af6e39_idx')],
+                "ordering": ["id"],
+                "indexes": [models.Index(fields=["status", "next_attempt_at"], name="aggregates__status_af6e39_idx")],
             },
         ),
     ]

@@ -1,4 +1,5 @@
 """Template helpers: sortable column headers, status badges and usage bars."""
+
 from django import template
 from django.utils.html import format_html
 
@@ -15,7 +16,42 @@ def sort_header(context, field, label, css_class=""):
     ascending = current != field
     params["sort"] = field if ascending else f"-{field}"
     arrow = "▲" if current == field else ("▼" if current == f"-{field}" else "")
-    return format_html('<th class="{}"><a href="?{}">{} {}</a></th>', css_class, params.urlencode(), label, arrow)
+    state = {"▲": "ascending", "▼": "descending"}.get(arrow, "none")
+    return format_html(
+        '<th class="{}" aria-sort="{}"><a href="?{}" title="Sort by {}">{} <span class="sort-arrow">{}</span></a></th>',
+        css_class,
+        state,
+        params.urlencode(),
+        label,
+        label,
+        arrow,
+    )
+
+
+NAV_SECTIONS = {
+    "": "home",
+    "aggregates": "aggregates",
+    "zones": "zones",
+    "hosts": "hosts",
+    "flavors": "flavors",
+    "images": "images",
+    "resource-providers": "providers",
+    "events": "events",
+    "search": "search",
+}
+
+
+@register.simple_tag(takes_context=True)
+def nav_section(context):
+    """The one navigation item the current page belongs to, from its path's
+    first segment (``/aggregates/3/hosts/add/`` is under Aggregates only)."""
+    request = context.get("request")
+    if request is None:
+        return ""
+    path = request.path.strip("/")
+    if path.startswith("images/cache-"):
+        return "cache_jobs"
+    return NAV_SECTIONS.get(path.split("/", 1)[0], "")
 
 
 @register.inclusion_tag("dashboard/_service_state.html")

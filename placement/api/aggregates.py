@@ -1,5 +1,7 @@
 """/resource_providers/{uuid}/aggregates (1.1+)."""
-from placement.services import providers as service
+
+from placement.services import aggregates as service
+from placement.services import providers as provider_service
 
 from . import schemas
 from .base import authorize, handler, json_body, json_response
@@ -17,14 +19,14 @@ def _aggregates(request, provider, aggregate_uuids):
 @handler(since=(1, 1), returns_json=True)
 def get_aggregates(request, uuid):
     authorize(request, "placement:resource_providers:aggregates:list")
-    provider = service.get_provider(uuid)
+    provider = provider_service.get_provider(uuid)
     return _aggregates(request, provider, service.provider_aggregates(provider))
 
 
 @handler(since=(1, 1), takes_json=True)
 def set_aggregates(request, uuid):
     authorize(request, "placement:resource_providers:aggregates:update")
-    service.get_provider(uuid)
+    provider_service.get_provider(uuid)
     if request.version >= GENERATION_VERSION:
         data = json_body(request, schemas.AGGREGATES_PUT_1_19)
         aggregates, generation = data["aggregates"], data["resource_provider_generation"]

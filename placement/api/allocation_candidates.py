@@ -1,9 +1,10 @@
 """GET /allocation_candidates (1.10+)."""
+
 import gc
 from contextlib import contextmanager
 
 from placement import errors
-from placement.candidates import find_candidates
+from placement.candidates import database_order, find_candidates
 
 from . import queryparams, schemas
 from .base import authorize, handler, json_response, validate_query
@@ -35,8 +36,7 @@ def _allocation_request(version, candidate, providers):
     if version < (1, 12):
         return {
             "allocations": [
-                {"resource_provider": {"uuid": uuid}, "resources": resources}
-                for uuid, resources in by_provider.items()
+                {"resource_provider": {"uuid": uuid}, "resources": resources} for uuid, resources in by_provider.items()
             ]
         }
     data = {"allocations": {uuid: {"resources": resources} for uuid, resources in by_provider.items()}}
@@ -50,21 +50,22 @@ def _provider_summaries(version, providers, requested_classes):
     with_traits = version >= (1, 17)
     with_tree = version >= (1, 29)
     summaries = {}
+    class_ids, trait_ids = database_order(providers.values())
     for provider in providers.values():
         summary = {
             "resources": {
                 name: {"capacity": capacity, "used": used}
-                for name, (capacity, used, _max_unit) in provider.resources.items()
+                for name, (capacity, used, _max_unit) in sorted(
+                    provider.resources.items(), key=lambda item: class_ids.get(item[0], 0)
+                )
                 if every_class or name in requested_classes
             }
         }
         if with_traits:
-            summary["traits"] = sorted(provider.traits)
+            summary["traits"] = sorted(provider.traits, key=lambda name: trait_ids.get(name, 0))
         if with_tree:
             summary["parent_provider_uuid"] = providers[provider.parent_id].uuid if provider.parent_id else None
-            summary["root_provider_uuid"] = (
-                providers[provider.root_id].uuid if provider.root_id in providers else None
-            )
+            summary["root_provider_uuid"] = providers[provider.root_id].uuid if provider.root_id in providers else None
         summaries[provider.uuid] = summary
     return summaries
 

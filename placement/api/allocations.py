@@ -1,5 +1,6 @@
 """/allocations/{consumer_uuid}, POST /allocations (1.13+) and
 /resource_providers/{uuid}/allocations."""
+
 import uuid as uuidlib
 from collections import defaultdict
 

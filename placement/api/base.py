@@ -3,6 +3,7 @@
 check the body's content type, run the handler, and render any error as
 ``{"errors": [...]}``. Handlers get ``request.version`` (a Version tuple) and
 ``request.caller``, and return a Django response."""
+
 import functools
 import json
 import logging
@@ -11,13 +12,15 @@ from dataclasses import dataclass, field
 
 import jsonschema
 from django.conf import settings
-from django.http import HttpResponse
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpResponse, UnreadablePostError
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.http import http_date
 from django.utils.module_loading import import_string
-from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
+from config import json_bodies
 from placement import errors
 from placement.standards import ensure_standard_names
 
@@ -37,6 +40,7 @@ TITLES = {
     405: "Method Not Allowed",
     406: "Not Acceptable",
     409: "Conflict",
+    413: "Request Entity Too Large",
     415: "Unsupported Media Type",
     500: "Internal Server Error",
 }
@@ -48,6 +52,7 @@ EXPLANATIONS = {
     409: "There was a conflict when trying to complete your request.",
 }
 NOT_FOUND = ""
+UNEXPECTED = "An unexpected error occurred; the request id identifies it in the service's log."
 
 
 # --- who is calling ---------------------------------------------------------
@@ -163,9 +168,11 @@ def check_content_type(request):
 def json_body(request, schema):
     """The request body as JSON, checked against ``schema`` (400)."""
     try:
-        data = json.loads(request.body.decode("utf-8"))
+        data = json_bodies.loads(request.body)
+    except json_bodies.BodyRefused as exc:
+        raise errors.Invalid(f"Malformed JSON: {exc.message}") from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise errors.Invalid(f"Malformed JSON: {exc}") from None
+        raise errors.Invalid(f"Malformed JSON: {json_bodies.escape(exc, 200)}") from None
     validate(data, schema, "JSON does not validate: {error}")
     return data
 
@@ -283,6 +290,7 @@ def _error_content_type(request):
 
 
 def error_response(request, status, detail, code=errors.DEFAULT, headers=None):
+    detail = json_bodies.escape(detail)  # it may echo user values: keep the body encodable
     explanation = EXPLANATIONS.get(status)
     if status == 405:
         explanation = None
@@ -322,6 +330,9 @@ def _check_content_length(request):
 def _run(request, handlers, open_route, kwargs):
     request.version = None
     try:
+        problem = json_bodies.problem_of(request)
+        if problem:
+            raise errors.Invalid(problem)
         request.caller = authenticate(request, open_route)
         try:
             request.version = microversion.requested_version(request.headers.get(microversion.HEADER))
@@ -342,9 +353,13 @@ def _run(request, handlers, open_route, kwargs):
         return handler(request, **kwargs)
     except errors.PlacementError as exc:
         return error_response(request, exc.status, exc.detail, exc.code, exc.headers)
-    except Exception as exc:  # an unexpected failure is still an API error
-        log.exception("placement API unexpected error")
-        return error_response(request, 500, str(exc))
+    except RequestDataTooBig:
+        return error_response(request, 413, "The request body is larger than this service accepts.")
+    except UnreadablePostError:
+        return error_response(request, 400, "The request body could not be read.")
+    except Exception:  # an unexpected failure is still an API error, without its internals
+        log.exception("placement API unexpected error (request %s)", getattr(request, "request_id", None) or "-")
+        return error_response(request, 500, UNEXPECTED)
 
 
 class Route:
@@ -365,4 +380,3 @@ class Route:
 
     def urlpattern(self):
         return path(self.pattern, csrf_exempt(self.view), name=self.name)
-

@@ -1,7 +1,9 @@
 """/resource_providers/{uuid}/inventories[/{resource_class}]."""
+
 from placement import errors
 from placement.models import MAX_INT
-from placement.services import providers as service
+from placement.services import inventories as service
+from placement.services import providers as provider_service
 
 from . import schemas
 from .base import absolute_url, authorize, empty_response, handler, json_body, json_response, latest
@@ -10,7 +12,23 @@ DEFAULTS = {"reserved": 0, "min_unit": 1, "max_unit": MAX_INT, "step_size": 1, "
 
 
 def with_defaults(data):
+    """An inventory's fields with the defaults filled in. A negative
+    allocation ratio is refused (upstream's schema has no minimum; README,
+    Compatibility notes); NaN and Infinity never get past the JSON parser."""
+    ratio = data.get("allocation_ratio")
+    if isinstance(ratio, int | float) and ratio < 0:
+        raise errors.Invalid(f"JSON does not validate: {ratio} is less than the minimum of 0")
     return {**DEFAULTS, **data}
+
+
+def inventories_of(inventories):
+    """An ``inventories`` map with each inventory's defaults filled in: 400,
+    never a 500, when a value is not an inventory object (a key no resource
+    class pattern of the schema covers gets through the schema)."""
+    for name, fields in inventories.items():
+        if not isinstance(fields, dict):
+            raise errors.Invalid(f"JSON does not validate: {name!r} does not match any of the regexes: '^[A-Z0-9_]+$'")
+    return {name: with_defaults(fields) for name, fields in inventories.items()}
 
 
 def _serialize(inventory):
@@ -32,7 +50,7 @@ def _all(request, provider, inventories):
 
 def _provider(uuid):
     try:
-        return service.get_provider(uuid)
+        return provider_service.get_provider(uuid)
     except errors.NotFound as exc:
         raise errors.NotFound(f"No resource provider with uuid {uuid} found : {exc.detail}") from None
 
@@ -58,7 +76,7 @@ def get_inventory(request, uuid, resource_class):
 @handler(takes_json=True)
 def create_inventory(request, uuid):
     authorize(request, "placement:resource_providers:inventories:create")
-    service.get_provider(uuid)
+    provider_service.get_provider(uuid)
     data = with_defaults(json_body(request, schemas.INVENTORY_POST))
     class_name = data.pop("resource_class")
     provider, inventory = service.create_inventory(uuid, class_name, data, _reserved_may_equal_total(request))
@@ -70,9 +88,9 @@ def create_inventory(request, uuid):
 @handler(takes_json=True)
 def set_inventories(request, uuid):
     authorize(request, "placement:resource_providers:inventories:update")
-    service.get_provider(uuid)
+    provider_service.get_provider(uuid)
     data = json_body(request, schemas.INVENTORIES_PUT)
-    inventories = {name: with_defaults(fields) for name, fields in data["inventories"].items()}
+    inventories = inventories_of(data["inventories"])
     provider, result = service.set_inventories(
         uuid, data["resource_provider_generation"], inventories, _reserved_may_equal_total(request)
     )
@@ -82,7 +100,7 @@ def set_inventories(request, uuid):
 @handler(takes_json=True)
 def update_inventory(request, uuid, resource_class):
     authorize(request, "placement:resource_providers:inventories:update")
-    service.get_provider(uuid)
+    provider_service.get_provider(uuid)
     data = with_defaults(json_body(request, schemas.INVENTORY))
     provider, inventory = service.update_inventory(uuid, resource_class, data, _reserved_may_equal_total(request))
     return _one(request, provider, inventory)

@@ -1,6 +1,7 @@
 """Parsing of the query parameters shared by GET /resource_providers and
 GET /allocation_candidates: resources, required (traits), member_of,
 in_tree, and the request groups and request-wide options built from them."""
+
 import re
 from dataclasses import dataclass, field
 
@@ -13,7 +14,7 @@ RESOURCES_FORM = "Expected resources query string parameter in form: ?resources=
 
 
 def resources(value):
-    """"VCPU:2,MEMORY_MB:1024" -> {"VCPU": 2, "MEMORY_MB": 1024}."""
+    """ "VCPU:2,MEMORY_MB:1024" -> {"VCPU": 2, "MEMORY_MB": 1024}."""
     if value.strip() == "":
         raise errors.Invalid(f"Badly formed resources parameter. {RESOURCES_FORM} Got: empty string.")
     result = {}
@@ -51,8 +52,7 @@ def _traits_value(value, allow_forbidden, allow_any_of):
             )
         if any(name.startswith("!") for name in any_of):
             raise errors.Invalid(
-                f"{prefix} The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' does not support forbidden traits. "
-                f"Got: {value}"
+                f"{prefix} The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' does not support forbidden traits. Got: {value}"
             )
         return [any_of], set()
     names = [name.strip() for name in value.split(",")]
@@ -179,9 +179,7 @@ GROUP_KEY_1_33 = re.compile(_KEY.format(suffix=schemas.GROUP_SUFFIX_1_33))
 def request_wide_params(request):
     limits = request.GET.getlist("limit")
     policies = request.GET.getlist("group_policy")
-    params = RequestWideParams(
-        limit=int(limits[0]) if limits else None, group_policy=policies[0] if policies else None
-    )
+    params = RequestWideParams(limit=int(limits[0]) if limits else None, group_policy=policies[0] if policies else None)
     roots = request.GET.getlist("root_required")
     if roots:
         if len(roots) > 1:
@@ -265,7 +263,9 @@ def _check_orphans(groups):
             "All traits parameters must be associated with resources.  Found the following orphaned traits "
             f"keys: {', '.join(orphans)}"
         )
-    orphans = [f"member_of{s}" for s, g in groups.items() if not g.resources and (g.member_of or g.forbidden_aggregates)]
+    orphans = [
+        f"member_of{s}" for s, g in groups.items() if not g.resources and (g.member_of or g.forbidden_aggregates)
+    ]
     if orphans:
         raise errors.Invalid(
             "All member_of parameters must be associated with resources. Found the following orphaned "

@@ -1,4 +1,5 @@
 """POST /reshaper (1.30+)."""
+
 from placement import errors
 from placement.services import allocations as allocation_service
 from placement.services import reshaper as service
@@ -6,7 +7,7 @@ from placement.services import reshaper as service
 from . import schemas
 from .allocations import consumer_request
 from .base import authorize, empty_response, handler, json_body
-from .inventories import with_defaults
+from .inventories import inventories_of
 
 
 def _schema(version):
@@ -22,7 +23,10 @@ def reshape(request):
     authorize(request, "placement:reshaper:reshape")
     data = json_body(request, _schema(request.version))
     inventories = {
-        uuid: (body["resource_provider_generation"], {name: with_defaults(f) for name, f in body["inventories"].items()})
+        uuid: (
+            body["resource_provider_generation"],
+            inventories_of(body["inventories"]),
+        )
         for uuid, body in data["inventories"].items()
     }
     consumers = [consumer_request(request, uuid, body) for uuid, body in data["allocations"].items()]

@@ -1,8 +1,19 @@
 """/resource_classes (1.2+)."""
+
 from placement.services import resource_classes as service
 
 from . import schemas
-from .base import absolute_url, authorize, empty_response, handler, json_body, json_response, latest, service_path, validate
+from .base import (
+    absolute_url,
+    authorize,
+    empty_response,
+    handler,
+    json_body,
+    json_response,
+    latest,
+    service_path,
+    validate,
+)
 
 
 def _serialize(resource_class):

@@ -1,4 +1,5 @@
 """/resource_providers and /resource_providers/{uuid}."""
+
 import uuid as uuidlib
 
 from placement import errors

@@ -1,4 +1,5 @@
 """GET / : the version document, built from the microversion table."""
+
 from . import microversion
 from .base import json_response
 

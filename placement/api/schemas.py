@@ -1,5 +1,6 @@
 """JSON schemas for request bodies and query strings, by resource and by the
 microversion that introduced each shape (upstream Placement's contracts)."""
+
 import copy
 
 from placement.models import MAX_INT
@@ -73,17 +74,24 @@ INVENTORY = {
     "required": ["total", "resource_provider_generation"],
     "additionalProperties": False,
 }
-INVENTORY_POST = extended(
-    INVENTORY, {"resource_class": {"type": "string", "pattern": RC_PATTERN}}, drop=["resource_provider_generation"]
-)
-INVENTORY_POST["required"].append("resource_class")
-INVENTORY_IN_SET = extended(INVENTORY, drop=["resource_provider_generation"])
-INVENTORY_IN_SET["properties"]["resource_provider_generation"] = {"type": "integer"}
+# As upstream: resource_provider_generation is allowed (optional) on POST.
+INVENTORY_POST = extended(INVENTORY, {"resource_class": {"type": "string", "pattern": RC_PATTERN}})
+INVENTORY_POST["required"] = ["total", "resource_class"]
+INVENTORY_IN_SET = copy.deepcopy(INVENTORY)
+INVENTORY_IN_SET["required"] = ["total"]
 INVENTORIES_PUT = {
     "type": "object",
     "properties": {
         "resource_provider_generation": {"type": "integer"},
-        "inventories": {"type": "object", "patternProperties": {RC_PATTERN: INVENTORY_IN_SET}},
+        # Upstream checks only the keys matching RC_PATTERN, so any other key
+        # reaches its handler unchecked (a 500 when its value is no object).
+        # Here every record is checked; a well-formed record under an unknown
+        # name still gets upstream's "Unknown resource class" 400.
+        "inventories": {
+            "type": "object",
+            "patternProperties": {RC_PATTERN: INVENTORY_IN_SET},
+            "additionalProperties": INVENTORY_IN_SET,
+        },
     },
     "required": ["resource_provider_generation", "inventories"],
     "additionalProperties": False,
@@ -163,7 +171,9 @@ ALLOCATIONS_PUT_1_0 = {
     "required": ["allocations"],
     "additionalProperties": False,
 }
-ALLOCATIONS_PUT_1_8 = extended(ALLOCATIONS_PUT_1_0, {"project_id": _OWNER, "user_id": _OWNER}, ["project_id", "user_id"])
+ALLOCATIONS_PUT_1_8 = extended(
+    ALLOCATIONS_PUT_1_0, {"project_id": _OWNER, "user_id": _OWNER}, ["project_id", "user_id"]
+)
 ALLOCATIONS_PUT_1_12 = {
     "type": "object",
     "properties": {
@@ -188,7 +198,7 @@ ALLOCATIONS_PUT_1_12 = {
 }
 _MAY_BE_EMPTY = copy.deepcopy(ALLOCATIONS_PUT_1_12)
 _MAY_BE_EMPTY["properties"]["allocations"]["minProperties"] = 0
-_CONSUMER_GENERATION = {"consumer_generation": {"type": ["integer", "null"]}}
+_CONSUMER_GENERATION = {"consumer_generation": {"type": ["integer", "null"], "additionalProperties": False}}
 _MAPPINGS = {
     "mappings": {
         "type": "object",

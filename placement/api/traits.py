@@ -1,5 +1,7 @@
 """/traits and /resource_providers/{uuid}/traits (1.6+)."""
+
 from placement import errors
+from placement.services import provider_traits as provider_trait_service
 from placement.services import providers as provider_service
 from placement.services import traits as service
 
@@ -89,19 +91,21 @@ def list_provider_traits(request, uuid):
         provider = provider_service.get_provider(uuid)
     except errors.NotFound as exc:
         raise errors.NotFound(f"No resource provider with uuid {uuid} found: {exc.detail}") from None
-    return _provider_traits(request, provider, provider_service.provider_traits(provider))
+    return _provider_traits(request, provider, provider_trait_service.provider_traits(provider))
 
 
 @handler(since=(1, 6), takes_json=True)
 def set_provider_traits(request, uuid):
     authorize(request, "placement:resource_providers:traits:update")
     data = json_body(request, schemas.PROVIDER_TRAITS_PUT)
-    provider, traits = provider_service.set_provider_traits(uuid, data["resource_provider_generation"], data["traits"])
+    provider, traits = provider_trait_service.set_provider_traits(
+        uuid, data["resource_provider_generation"], data["traits"]
+    )
     return _provider_traits(request, provider, traits)
 
 
 @handler(since=(1, 6))
 def delete_provider_traits(request, uuid):
     authorize(request, "placement:resource_providers:traits:delete")
-    provider_service.delete_provider_traits(uuid)
+    provider_trait_service.delete_provider_traits(uuid)
     return empty_response()

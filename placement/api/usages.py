@@ -1,4 +1,5 @@
 """/resource_providers/{uuid}/usages and /usages (1.9+)."""
+
 from placement import errors
 from placement.services import allocations as allocation_service
 from placement.services import providers as provider_service

@@ -5,178 +5,246 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='ConsumerType',
+            name="ConsumerType",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(blank=True, null=True)),
-                ('name', models.CharField(max_length=255, unique=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(blank=True, null=True)),
+                ("name", models.CharField(max_length=255, unique=True)),
             ],
             options={
-                'abstract': False,
+                "abstract": False,
             },
         ),
         migrations.CreateModel(
-            name='PlacementAggregate',
+            name="PlacementAggregate",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('uuid', models.CharField(max_length=36, unique=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("uuid", models.CharField(max_length=36, unique=True)),
             ],
         ),
         migrations.CreateModel(
-            name='Project',
+            name="Project",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=255, unique=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("external_id", models.CharField(max_length=255, unique=True)),
             ],
         ),
         migrations.CreateModel(
-            name='ResourceClass',
+            name="ResourceClass",
             fields=[
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(blank=True, null=True)),
-                ('id', models.IntegerField(primary_key=True, serialize=False)),
-                ('name', models.CharField(max_length=255, unique=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(blank=True, null=True)),
+                ("id", models.IntegerField(primary_key=True, serialize=False)),
+                ("name", models.CharField(max_length=255, unique=True)),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='Trait',
+            name="Trait",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(blank=True, null=True)),
-                ('name', models.CharField(max_length=255, unique=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(blank=True, null=True)),
+                ("name", models.CharField(max_length=255, unique=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='User',
+            name="User",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=255, unique=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("external_id", models.CharField(max_length=255, unique=True)),
             ],
         ),
         migrations.CreateModel(
-            name='Consumer',
+            name="Consumer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(blank=True, null=True)),
-                ('uuid', models.CharField(max_length=36, unique=True)),
-                ('generation', models.IntegerField(default=0)),
-                ('consumer_type', models.ForeignKey(null=True, on_delete=django.db.models.deletion.PROTECT, to='placement.consumertype')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to='placement.project')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to='placement.user')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(blank=True, null=True)),
+                ("uuid", models.CharField(max_length=36, unique=True)),
+                ("generation", models.IntegerField(default=0)),
+                (
+                    "consumer_type",
+                    models.ForeignKey(
+                        null=True, on_delete=django.db.models.deletion.PROTECT, to="placement.consumertype"
+                    ),
+                ),
+                ("project", models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to="placement.project")),
+                ("user", models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to="placement.user")),
             ],
         ),
         migrations.CreateModel(
-            name='ResourceProvider',
+            name="ResourceProvider",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(blank=True, null=True)),
-                ('uuid', models.CharField(max_length=36, unique=True)),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('generation', models.IntegerField(default=0)),
-                ('parent', models.ForeignKey(null=True, on_delete=django.db.models.deletion.PROTECT, related_name='children', to='placement.resourceprovider')),
-                ('root', models.ForeignKey(null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='placement.resourceprovider')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(blank=True, null=True)),
+                ("uuid", models.CharField(max_length=36, unique=True)),
+                ("name", models.CharField(max_length=200, unique=True)),
+                ("generation", models.IntegerField(default=0)),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="children",
+                        to="placement.resourceprovider",
+                    ),
+                ),
+                (
+                    "root",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="placement.resourceprovider",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='ResourceProviderAggregate',
+            name="ResourceProviderAggregate",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('aggregate', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to='placement.placementaggregate')),
-                ('resource_provider', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to='placement.resourceprovider')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "aggregate",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to="placement.placementaggregate"),
+                ),
+                (
+                    "resource_provider",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to="placement.resourceprovider"),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='resourceprovider',
-            name='aggregates',
-            field=models.ManyToManyField(related_name='providers', through='placement.ResourceProviderAggregate', to='placement.placementaggregate'),
+            model_name="resourceprovider",
+            name="aggregates",
+            field=models.ManyToManyField(
+                related_name="providers",
+                through="placement.ResourceProviderAggregate",
+                to="placement.placementaggregate",
+            ),
         ),
         migrations.CreateModel(
-            name='ResourceProviderTrait',
+            name="ResourceProviderTrait",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('resource_provider', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to='placement.resourceprovider')),
-                ('trait', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to='placement.trait')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "resource_provider",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to="placement.resourceprovider"),
+                ),
+                ("trait", models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to="placement.trait")),
             ],
         ),
         migrations.AddField(
-            model_name='resourceprovider',
-            name='traits',
-            field=models.ManyToManyField(related_name='providers', through='placement.ResourceProviderTrait', to='placement.trait'),
+            model_name="resourceprovider",
+            name="traits",
+            field=models.ManyToManyField(
+                related_name="providers", through="placement.ResourceProviderTrait", to="placement.trait"
+            ),
         ),
         migrations.CreateModel(
-            name='Inventory',
+            name="Inventory",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(blank=True, null=True)),
-                ('total', models.IntegerField()),
-                ('reserved', models.IntegerField(default=0)),
-                ('min_unit', models.IntegerField(default=1)),
-                ('max_unit', models.IntegerField(default=2147483647)),
-                ('step_size', models.IntegerField(default=1)),
-                ('allocation_ratio', models.FloatField(default=1.0)),
-                ('resource_class', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='placement.resourceclass')),
-                ('resource_provider', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='inventories', to='placement.resourceprovider')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(blank=True, null=True)),
+                ("total", models.IntegerField()),
+                ("reserved", models.IntegerField(default=0)),
+                ("min_unit", models.IntegerField(default=1)),
+                ("max_unit", models.IntegerField(default=2147483647)),
+                ("step_size", models.IntegerField(default=1)),
+                ("allocation_ratio", models.FloatField(default=1.0)),
+                (
+                    "resource_class",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to="placement.resourceclass"
+                    ),
+                ),
+                (
+                    "resource_provider",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="inventories",
+                        to="placement.resourceprovider",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['resource_class', 'resource_provider'], name='inventory_rc_idx')],
-                'constraints': [models.UniqueConstraint(fields=('resource_provider', 'resource_class'), name='uniq_inventory_rp_rc')],
+                "indexes": [models.Index(fields=["resource_class", "resource_provider"], name="inventory_rc_idx")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("resource_provider", "resource_class"), name="uniq_inventory_rp_rc")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Allocation',
+            name="Allocation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(blank=True, null=True)),
-                ('used', models.IntegerField()),
-                ('consumer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='allocations', to='placement.consumer')),
-                ('resource_class', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='placement.resourceclass')),
-                ('resource_provider', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='allocations', to='placement.resourceprovider')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(blank=True, null=True)),
+                ("used", models.IntegerField()),
+                (
+                    "consumer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="allocations", to="placement.consumer"
+                    ),
+                ),
+                (
+                    "resource_class",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to="placement.resourceclass"
+                    ),
+                ),
+                (
+                    "resource_provider",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="allocations",
+                        to="placement.resourceprovider",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['resource_provider', 'resource_class', 'used'], name='alloc_rp_rc_used_idx'), models.Index(fields=['resource_class'], name='alloc_rc_idx')],
+                "indexes": [
+                    models.Index(fields=["resource_provider", "resource_class", "used"], name="alloc_rp_rc_used_idx"),
+                    models.Index(fields=["resource_class"], name="alloc_rc_idx"),
+                ],
             },
         ),
         migrations.AddIndex(
-            model_name='resourceprovideraggregate',
-            index=models.Index(fields=['aggregate', 'resource_provider'], name='rp_agg_agg_idx'),
+            model_name="resourceprovideraggregate",
+            index=models.Index(fields=["aggregate", "resource_provider"], name="rp_agg_agg_idx"),
         ),
         migrations.AddConstraint(
-            model_name='resourceprovideraggregate',
-            constraint=models.UniqueConstraint(fields=('resource_provider', 'aggregate'), name='uniq_rp_aggregate'),
+            model_name="resourceprovideraggregate",
+            constraint=models.UniqueConstraint(fields=("resource_provider", "aggregate"), name="uniq_rp_aggregate"),
         ),
         migrations.AddIndex(
-            model_name='resourceprovidertrait',
-            index=models.Index(fields=['trait', 'resource_provider'], name='rp_trait_trait_idx'),
+            model_name="resourceprovidertrait",
+            index=models.Index(fields=["trait", "resource_provider"], name="rp_trait_trait_idx"),
         ),
         migrations.AddConstraint(
-            model_name='resourceprovidertrait',
-            constraint=models.UniqueConstraint(fields=('resource_provider', 'trait'), name='uniq_rp_trait'),
+            model_name="resourceprovidertrait",
+            constraint=models.UniqueConstraint(fields=("resource_provider", "trait"), name="uniq_rp_trait"),
         ),
         migrations.AddIndex(
-            model_name='consumer',
-            index=models.Index(fields=['project', 'user'], name='consumer_project_user_idx'),
+            model_name="consumer",
+            index=models.Index(fields=["project", "user"], name="consumer_project_user_idx"),
         ),
     ]

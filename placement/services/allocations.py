@@ -5,11 +5,15 @@ transaction that locks the providers involved (in id order, so concurrent
 claims queue instead of deadlocking), checks capacity against what others
 already use, and bumps provider and consumer generations. Two claims racing
 for the last unit therefore cannot both succeed."""
+
 from collections import defaultdict
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Self, TypeVar
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models.expressions import Combinable
 from django.utils import timezone
 
 from placement import errors
@@ -32,6 +36,10 @@ INCOMPLETE_CONSUMER_PROJECT = "00000000-0000-0000-0000-000000000000"
 INCOMPLETE_CONSUMER_USER = "00000000-0000-0000-0000-000000000000"
 UNKNOWN_CONSUMER_TYPE = "unknown"
 UNSET = object()
+# {(provider id, resource class id): amount used}
+Usage = dict[tuple[int, int], int]
+# The owner rows a write creates on demand, looked up by one name column.
+_Named = TypeVar("_Named", Project, User, ConsumerType)
 
 
 @dataclass
@@ -40,35 +48,38 @@ class ConsumerRequest:
     ``{provider uuid: {resource class: amount}}`` (empty: hold nothing)."""
 
     uuid: str
-    allocations: dict
-    project_id: str = None
-    user_id: str = None
-    generation: object = UNSET  # compared when set (1.28+); None means "new consumer"
-    consumer_type: str = None  # set from 1.38
+    allocations: dict[str, dict[str, int]]
+    project_id: str | None = None
+    user_id: str | None = None
+    generation: object = UNSET  # an int compared when set (1.28+); None means "new consumer"
+    consumer_type: str | None = None  # set from 1.38
 
 
 # --- reading ---------------------------------------------------------------
 
 
-def consumer_allocations(consumer_uuid):
+def consumer_allocations(consumer_uuid: str) -> tuple[Consumer | None, list[Allocation]]:
     """(consumer or None, allocations with their providers)."""
     allocations = list(
         Allocation.objects.filter(consumer__uuid=consumer_uuid)
-        .select_related("resource_provider", "resource_class", "consumer__project", "consumer__user", "consumer__consumer_type")
+        .select_related(
+            "resource_provider", "resource_class", "consumer__project", "consumer__user", "consumer__consumer_type"
+        )
         .order_by("id")
     )
     return (allocations[0].consumer if allocations else None), allocations
 
 
-def provider_allocations(provider):
+def provider_allocations(provider: ResourceProvider) -> list[Allocation]:
+    """In upstream's order: its (provider, class, used) index's."""
     return list(
         Allocation.objects.filter(resource_provider=provider)
         .select_related("resource_class", "consumer")
-        .order_by("id")
+        .order_by("resource_class_id", "used", "id")
     )
 
 
-def provider_usages(provider):
+def provider_usages(provider: ResourceProvider) -> dict[str, int]:
     """{class name: used} for every class the provider has inventory of."""
     usages = {
         name: 0
@@ -84,7 +95,7 @@ def provider_usages(provider):
     return usages
 
 
-def total_usages(project_id, user_id=None):
+def total_usages(project_id: str, user_id: str | None = None) -> dict[str, int]:
     """{class name: used} over a project's (and user's) consumers."""
     allocations = _project_allocations(project_id, user_id)
     return dict(
@@ -94,14 +105,16 @@ def total_usages(project_id, user_id=None):
     )
 
 
-def _project_allocations(project_id, user_id):
+def _project_allocations(project_id: str, user_id: str | None) -> QuerySet[Allocation]:
     allocations = Allocation.objects.filter(consumer__project__external_id=project_id)
     if user_id:
         allocations = allocations.filter(consumer__user__external_id=user_id)
     return allocations
 
 
-def usages_by_consumer_type(project_id, user_id=None, consumer_type=None):
+def usages_by_consumer_type(
+    project_id: str, user_id: str | None = None, consumer_type: str | None = None
+) -> dict[str, dict[str, int]]:
     """{type name: {class name: used, ..., "consumer_count": n}} (1.38).
 
     ``consumer_type`` "all" folds every consumer into one "all" group,
@@ -111,27 +124,32 @@ def usages_by_consumer_type(project_id, user_id=None, consumer_type=None):
         allocations = allocations.filter(consumer__consumer_type__isnull=True)
     elif consumer_type and consumer_type != "all":
         allocations = allocations.filter(consumer__consumer_type__name=consumer_type)
+    group: Combinable
     if consumer_type in ("all", UNKNOWN_CONSUMER_TYPE):
         group = F("consumer_id") * 0  # one group for everything
     else:
         group = F("consumer__consumer_type__name")
-    result = defaultdict(dict)
+    result: defaultdict[str, dict[str, int]] = defaultdict(dict)
     counts = allocations.annotate(group=group).values("group").annotate(n=Count("consumer_id", distinct=True))
     names = {}
     for row in counts:
-        name = consumer_type if consumer_type in ("all", UNKNOWN_CONSUMER_TYPE) else (row["group"] or UNKNOWN_CONSUMER_TYPE)
+        name = (
+            consumer_type
+            if consumer_type in ("all", UNKNOWN_CONSUMER_TYPE)
+            else (row["group"] or UNKNOWN_CONSUMER_TYPE)
+        )
         names[row["group"]] = name
         result[name]["consumer_count"] = row["n"]
     sums = allocations.annotate(group=group).values("group", "resource_class__name").annotate(used=Sum("used"))
-    for row in sums:
-        result[names[row["group"]]][row["resource_class__name"]] = row["used"]
+    for sum_row in sums:
+        result[names[sum_row["group"]]][sum_row["resource_class__name"]] = sum_row["used"]
     return dict(result)
 
 
 # --- writing ---------------------------------------------------------------
 
 
-def _ids_by_name(model, field, names):
+def _ids_by_name(model: type[_Named], field: str, names: Iterable[str]) -> dict[str, int]:
     """{name: id} of ``model`` rows, creating the missing ones (a concurrent
     creator of the same name is fine: the row is read back)."""
     names = sorted(set(names))
@@ -147,12 +165,12 @@ def _ids_by_name(model, field, names):
 class Owners:
     """Ids of the projects, users and consumer types a write refers to."""
 
-    projects: dict
-    users: dict
-    consumer_types: dict
+    projects: dict[str, int]
+    users: dict[str, int]
+    consumer_types: dict[str, int]
 
     @classmethod
-    def of(cls, requests):
+    def of(cls, requests: Sequence[ConsumerRequest]) -> Self:
         return cls(
             _ids_by_name(Project, "external_id", {_project_of(r) for r in requests}),
             _ids_by_name(User, "external_id", {_user_of(r) for r in requests}),
@@ -160,21 +178,22 @@ class Owners:
         )
 
 
-def _project_of(request):
+def _project_of(request: ConsumerRequest) -> str:
     return request.project_id or INCOMPLETE_CONSUMER_PROJECT
 
 
-def _user_of(request):
+def _user_of(request: ConsumerRequest) -> str:
     return request.user_id or INCOMPLETE_CONSUMER_USER
 
 
-def _prepare_consumer(request, owners):
+def _prepare_consumer(request: ConsumerRequest, owners: Owners) -> tuple[Consumer, bool]:
     """(consumer row, whether it is new) for a request: created if new
     (already at generation 1, for the write it is made for), locked if not,
     after checking the consumer generation."""
     project_id = owners.projects[_project_of(request)]
     user_id = owners.users[_user_of(request)]
-    type_id = owners.consumer_types.get(request.consumer_type)
+    # No consumer type (None) finds no id.
+    type_id = owners.consumer_types.get(request.consumer_type)  # type: ignore[arg-type]
     consumer = Consumer.objects.select_for_update().filter(uuid=request.uuid).first()
     if consumer is None:
         if request.generation is not UNSET and request.generation is not None:
@@ -186,7 +205,10 @@ def _prepare_consumer(request, owners):
             with transaction.atomic():
                 # Generation 1: the allocations written below are its first change.
                 consumer = Consumer.objects.create(
-                    uuid=request.uuid, project_id=project_id, user_id=user_id, consumer_type_id=type_id,
+                    uuid=request.uuid,
+                    project_id=project_id,
+                    user_id=user_id,
+                    consumer_type_id=type_id,
                     generation=1,
                 )
             return consumer, True
@@ -214,13 +236,13 @@ class AllocationProblem(Exception):
     """A request that cannot be met: ``kind`` is "provider" (no such provider),
     "class" (no such resource class) or "inventory" (does not fit)."""
 
-    def __init__(self, kind, message):
+    def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
 
 
-def _locked_providers(uuids, also_ids=()):
+def _locked_providers(uuids: Sequence[str], also_ids: Collection[int] = ()) -> dict[str, ResourceProvider]:
     """{uuid: provider} for ``uuids`` and the providers with ids ``also_ids``,
     all locked in one statement in id order (so writers queue, never deadlock)."""
     providers = {
@@ -235,7 +257,7 @@ def _locked_providers(uuids, also_ids=()):
     return providers
 
 
-def _usage(provider_ids, class_ids):
+def _usage(provider_ids: Collection[int], class_ids: Collection[int]) -> Usage:
     rows = (
         Allocation.objects.filter(resource_provider_id__in=provider_ids, resource_class_id__in=class_ids)
         .values("resource_provider_id", "resource_class_id")
@@ -256,18 +278,31 @@ class Limits:
     step_size: int
 
 
-def _check_fits(requests, providers, class_ids, previous_usage, usage):
+def _check_fits(
+    requests: Sequence[ConsumerRequest],
+    providers: dict[str, ResourceProvider],
+    class_ids: dict[str, int],
+    previous_usage: Usage,
+    usage: Usage,
+) -> None:
     """Every requested amount must respect the inventory's min_unit, max_unit
     and step_size, and all amounts together must fit in the capacity left by
     other consumers (or at least not grow an existing overage)."""
     provider_ids = {p.id for p in providers.values()}
     inventories = {
-        (rp_id, class_id): Limits(*limits)
+        # The limits columns come in the order of Limits' fields (all ints but allocation_ratio).
+        (rp_id, class_id): Limits(*limits)  # type: ignore[arg-type]
         for rp_id, class_id, *limits in Inventory.objects.filter(
             resource_provider_id__in=provider_ids, resource_class_id__in=set(class_ids.values())
         ).values_list(
-            "resource_provider_id", "resource_class_id", "total", "reserved", "allocation_ratio",
-            "min_unit", "max_unit", "step_size",
+            "resource_provider_id",
+            "resource_class_id",
+            "total",
+            "reserved",
+            "allocation_ratio",
+            "min_unit",
+            "max_unit",
+            "step_size",
         )
     }
     with_inventory = {rp_id for rp_id, _ in inventories}
@@ -275,9 +310,10 @@ def _check_fits(requests, providers, class_ids, previous_usage, usage):
     if missing:
         raise AllocationProblem(
             "inventory",
-            f"Inventory for '{', '.join(sorted(class_ids))}' on resource provider '{', '.join(missing)}' invalid.",
+            f"Inventory for '{', '.join(sorted(class_ids, key=class_ids.__getitem__))}' on resource provider "
+            f"'{', '.join(missing)}' invalid.",
         )
-    wanted = defaultdict(int)
+    wanted: defaultdict[tuple[int, int], int] = defaultdict(int)
     for request in requests:
         for rp_uuid, resources in request.allocations.items():
             for class_name, amount in resources.items():
@@ -299,12 +335,11 @@ def _check_fits(requests, providers, class_ids, previous_usage, usage):
                     if previous is None or used + wanted[key] > previous:
                         raise AllocationProblem(
                             "inventory",
-                            f"Unable to create allocation for {where}. "
-                            "The requested amount would exceed the capacity.",
+                            f"Unable to create allocation for {where}. The requested amount would exceed the capacity.",
                         )
 
 
-def _class_ids(names):
+def _class_ids(names: Collection[str]) -> dict[str, int]:
     """{name: id} of those resource classes ``names`` that exist."""
     found = {name: STANDARD_CLASS_IDS[name] for name in names if name in STANDARD_CLASS_IDS}
     custom = set(names) - set(found)
@@ -313,7 +348,7 @@ def _class_ids(names):
     return found
 
 
-def replace_allocations(requests):
+def replace_allocations(requests: Sequence[ConsumerRequest]) -> None:
     """Make each consumer in ``requests`` hold exactly what its request says.
 
     Raises errors.Conflict for generation conflicts and AllocationProblem
@@ -336,9 +371,7 @@ def replace_allocations(requests):
         # As upstream, the generations bumped are those of the providers
         # written to and of those an emptied consumer leaves.
         emptied = [consumers[r.uuid] for r in requests if not r.allocations]
-        left_ids = set(
-            Allocation.objects.filter(consumer__in=emptied).values_list("resource_provider_id", flat=True)
-        )
+        left_ids = set(Allocation.objects.filter(consumer__in=emptied).values_list("resource_provider_id", flat=True))
         provider_uuids = sorted({uuid for r in requests for uuid in r.allocations})
         locked = _locked_providers(provider_uuids, left_ids)
         providers = {uuid: locked[uuid] for uuid in provider_uuids}
@@ -376,7 +409,7 @@ def replace_allocations(requests):
                 Consumer.objects.filter(id=consumer.id).update(generation=F("generation") + 1, updated_at=now)
 
 
-def delete_consumer_allocations(consumer_uuid):
+def delete_consumer_allocations(consumer_uuid: str) -> None:
     """Remove a consumer and all it holds (provider generations stay, as upstream)."""
     with transaction.atomic():
         consumer = Consumer.objects.select_for_update().filter(uuid=consumer_uuid).first()

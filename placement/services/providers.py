@@ -1,44 +1,57 @@
-"""Resource providers: trees, traits, aggregates and inventories.
+"""Resource providers: creating, updating (name, parent) and deleting them,
+listing them by filters, and the row lock and generation every write to a
+provider or to what hangs off it (inventories, aggregates, traits,
+allocations) goes through.
 
-Every write locks the provider row (``select_for_update``), compares the
-generation the client sent with the stored one, and bumps the generation,
-all in one transaction."""
+Every write locks the provider row (``lock_provider``), compares the
+generation the client sent with the stored one, and bumps the generation
+(``bump_generation``), all in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from typing import Final, NoReturn
+
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q, Sum
+from django.db.models import F, Q, QuerySet, Sum
 from django.utils import timezone
 
 from placement import errors
 from placement.models import (
     Allocation,
     Inventory,
-    PlacementAggregate,
     ResourceProvider,
     ResourceProviderAggregate,
     ResourceProviderTrait,
-    Trait,
 )
 
 from . import resource_classes as rc_service
 from . import traits as trait_service
 
-GENERATION_CHANGED = (
-    "Resource provider's generation already changed. Please update the generation and try again."
-)
-UNSET = object()
+GENERATION_CHANGED = "Resource provider's generation already changed. Please update the generation and try again."
 
 
-def _providers():
+class _Unset:
+    """The type of UNSET: "leave this as it is" (None means something else)."""
+
+
+UNSET: Final = _Unset()
+
+
+def _providers() -> QuerySet[ResourceProvider]:
     return ResourceProvider.objects.select_related("root", "parent")
 
 
-def get_provider(uuid):
+def get_provider(uuid: str) -> ResourceProvider:
     provider = _providers().filter(uuid=uuid).first()
     if provider is None:
         raise errors.NotFound(f"No resource provider with uuid {uuid} found")
     return provider
 
 
-def lock_provider(uuid, expected_generation=None, conflict_message=GENERATION_CHANGED):
+def lock_provider(
+    uuid: str, expected_generation: int | None = None, conflict_message: str = GENERATION_CHANGED
+) -> ResourceProvider:
     """The provider, locked for this transaction; Conflict if the client's
     generation is stale."""
     provider = _providers().select_for_update(of=("self",)).filter(uuid=uuid).first()
@@ -49,7 +62,7 @@ def lock_provider(uuid, expected_generation=None, conflict_message=GENERATION_CH
     return provider
 
 
-def bump_generation(provider):
+def bump_generation(provider: ResourceProvider) -> None:
     """Count one more change of ``provider`` (locked by the caller)."""
     now = timezone.now()
     updated = ResourceProvider.objects.filter(id=provider.id, generation=provider.generation).update(
@@ -67,7 +80,7 @@ def bump_generation(provider):
 # --- providers -------------------------------------------------------------
 
 
-def _duplicate_message(name, uuid):
+def _duplicate_message(name: str, uuid: str) -> str:
     duplicates = []
     if ResourceProvider.objects.filter(uuid=uuid).exists():
         duplicates.append(f"uuid: {uuid}")
@@ -76,7 +89,7 @@ def _duplicate_message(name, uuid):
     return f"Conflicting resource provider {', '.join(duplicates)} already exists."
 
 
-def create_provider(name, uuid, parent_uuid=None):
+def create_provider(name: str, uuid: str, parent_uuid: str | None = None) -> ResourceProvider:
     with transaction.atomic():
         parent = None
         if parent_uuid is not None:
@@ -107,12 +120,13 @@ def create_provider(name, uuid, parent_uuid=None):
     return get_provider(uuid)
 
 
-def _subtree_ids(provider):
+def _subtree_ids(provider: ResourceProvider) -> list[int]:
     """Ids of ``provider`` and everything below it."""
-    children_of = {}
+    children_of: dict[int | None, list[int]] = {}
     for pid, parent_id in ResourceProvider.objects.filter(root_id=provider.root_id).values_list("id", "parent_id"):
         children_of.setdefault(parent_id, []).append(pid)
-    found, todo = [], [provider.id]
+    found: list[int] = []
+    todo = [provider.id]
     while todo:
         current = todo.pop()
         found.append(current)
@@ -120,8 +134,13 @@ def _subtree_ids(provider):
     return found
 
 
-def update_provider(uuid, name=UNSET, parent_uuid=UNSET, allow_reparenting=False):
-    def fail(reason, action="update"):
+def update_provider(
+    uuid: str,
+    name: str | _Unset = UNSET,
+    parent_uuid: str | None | _Unset = UNSET,
+    allow_reparenting: bool = False,
+) -> ResourceProvider:
+    def fail(reason: str, action: str = "update") -> NoReturn:
         raise errors.Invalid(
             f"Unable to save resource provider {uuid}: Object action {action} failed because: {reason}"
         )
@@ -129,15 +148,16 @@ def update_provider(uuid, name=UNSET, parent_uuid=UNSET, allow_reparenting=False
     with transaction.atomic():
         provider = lock_provider(uuid)
         fields = ["updated_at"]
-        if name is not UNSET and name != provider.name:
+        if not isinstance(name, _Unset) and name != provider.name:
             if ResourceProvider.objects.filter(name=name).exclude(id=provider.id).exists():
                 raise errors.Conflict(
                     f"Conflicting resource provider {name} already exists.", code=errors.DUPLICATE_NAME
                 )
             provider.name = name
             fields.append("name")
-        if parent_uuid is not UNSET:
+        if not isinstance(parent_uuid, _Unset):
             new_root = None
+            subtree: list[int] = []
             if parent_uuid is not None:
                 parent = ResourceProvider.objects.filter(uuid=parent_uuid).first()
                 if parent is None:
@@ -171,7 +191,7 @@ def update_provider(uuid, name=UNSET, parent_uuid=UNSET, allow_reparenting=False
     return get_provider(uuid)
 
 
-def delete_provider(uuid):
+def delete_provider(uuid: str) -> None:
     with transaction.atomic():
         provider = ResourceProvider.objects.select_for_update().filter(uuid=uuid).first()
         if provider is None:
@@ -193,9 +213,14 @@ def delete_provider(uuid):
         provider.delete()
 
 
-def providers_in_aggregates(member_of):
-    """Ids of providers in at least one aggregate of every set in ``member_of``."""
-    ids = None
+# --- finding providers -------------------------------------------------------
+
+
+def providers_in_aggregates(member_of: Iterable[Collection[str]]) -> set[int]:
+    """Ids of providers in at least one aggregate of every any-of set of
+    aggregate uuids in ``member_of`` (``list_providers`` and the
+    allocation-candidate engine both filter with it)."""
+    ids: set[int] | None = None
     for any_of in member_of:
         matching = set(
             ResourceProviderAggregate.objects.filter(aggregate__uuid__in=any_of).values_list(
@@ -206,9 +231,9 @@ def providers_in_aggregates(member_of):
     return ids or set()
 
 
-def providers_with_traits(required):
+def providers_with_traits(required: Iterable[Collection[int]]) -> set[int]:
     """Ids of providers having, for each any-of set of trait ids, one of them."""
-    ids = None
+    ids: set[int] | None = None
     for any_of in required:
         matching = set(
             ResourceProviderTrait.objects.filter(trait_id__in=any_of).values_list("resource_provider_id", flat=True)
@@ -217,9 +242,9 @@ def providers_with_traits(required):
     return ids or set()
 
 
-def providers_with_capacity(resource_class_id, amount):
+def providers_with_capacity(resource_class_id: int, amount: int) -> set[int]:
     """Ids of providers whose inventory of the class can take ``amount`` more units."""
-    used = dict(
+    used: dict[int, int] = dict(
         Allocation.objects.filter(resource_class_id=resource_class_id)
         .values("resource_provider_id")
         .annotate(used=Sum("used"))
@@ -236,15 +261,15 @@ def providers_with_capacity(resource_class_id, amount):
 
 
 def list_providers(
-    name=None,
-    uuid=None,
-    in_tree=None,
-    member_of=(),
-    forbidden_aggregates=(),
-    required_traits=(),
-    forbidden_traits=(),
-    resources=None,
-):
+    name: str | None = None,
+    uuid: str | None = None,
+    in_tree: str | None = None,
+    member_of: Collection[Collection[str]] = (),
+    forbidden_aggregates: Collection[str] = (),
+    required_traits: Collection[Collection[str]] = (),
+    forbidden_traits: Collection[str] = (),
+    resources: Mapping[str, int] | None = None,
+) -> list[ResourceProvider]:
     """Providers matching every given filter. ``required_traits`` is a list of
     any-of sets of names; unknown trait or resource class names raise NotFound."""
     providers = _providers().order_by("id")
@@ -278,244 +303,3 @@ def list_providers(
         for class_name, amount in resources.items():
             providers = providers.filter(id__in=providers_with_capacity(class_ids[class_name], amount))
     return list(providers)
-
-
-# --- traits ---------------------------------------------------------------
-
-
-def provider_traits(provider):
-    return list(Trait.objects.filter(resourceprovidertrait__resource_provider=provider).order_by("name"))
-
-
-def set_provider_traits(uuid, generation, names):
-    with transaction.atomic():
-        provider = lock_provider(uuid, generation)
-        wanted = list(Trait.objects.filter(name__in=names))
-        missing = set(names) - {t.name for t in wanted}
-        if missing:
-            raise errors.Invalid(f"No such trait {', '.join(sorted(missing))}")
-        _replace_traits(provider, wanted)
-    return provider, wanted
-
-
-def _replace_traits(provider, wanted):
-    have = set(ResourceProviderTrait.objects.filter(resource_provider=provider).values_list("trait_id", flat=True))
-    want = {t.id for t in wanted}
-    if have == want:
-        return
-    ResourceProviderTrait.objects.filter(resource_provider=provider, trait_id__in=have - want).delete()
-    ResourceProviderTrait.objects.bulk_create(
-        [ResourceProviderTrait(resource_provider=provider, trait_id=t) for t in want - have]
-    )
-    bump_generation(provider)
-
-
-def delete_provider_traits(uuid):
-    with transaction.atomic():
-        provider = lock_provider(uuid)
-        _replace_traits(provider, [])
-
-
-# --- aggregates -------------------------------------------------------------
-
-
-def provider_aggregates(provider):
-    return list(
-        PlacementAggregate.objects.filter(resourceprovideraggregate__resource_provider=provider)
-        .order_by("id")
-        .values_list("uuid", flat=True)
-    )
-
-
-def set_provider_aggregates(uuid, aggregate_uuids, generation=None):
-    """Replace the provider's aggregates; with a ``generation`` (1.19+) compare
-    and bump it, as upstream does."""
-    with transaction.atomic():
-        provider = lock_provider(uuid, generation)
-        wanted = set(aggregate_uuids)
-        existing = {a.uuid: a for a in PlacementAggregate.objects.filter(uuid__in=wanted)}
-        for missing in wanted - set(existing):
-            existing[missing], _ = PlacementAggregate.objects.get_or_create(uuid=missing)
-        links = ResourceProviderAggregate.objects.filter(resource_provider=provider)
-        have = set(links.values_list("aggregate_id", flat=True))
-        want = {a.id for a in existing.values()}
-        links.filter(aggregate_id__in=have - want).delete()
-        ResourceProviderAggregate.objects.bulk_create(
-            [ResourceProviderAggregate(resource_provider=provider, aggregate_id=a) for a in want - have]
-        )
-        if generation is not None:
-            bump_generation(provider)
-    return provider, list(aggregate_uuids)
-
-
-# --- inventories -------------------------------------------------------------
-
-INVENTORY_FIELDS = ("total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio")
-
-
-def provider_inventories(provider):
-    return list(
-        Inventory.objects.filter(resource_provider=provider).select_related("resource_class").order_by("resource_class_id")
-    )
-
-
-def get_inventory(provider, class_name):
-    inventory = (
-        Inventory.objects.filter(resource_provider=provider, resource_class__name=class_name)
-        .select_related("resource_class")
-        .first()
-    )
-    if inventory is None:
-        raise errors.NotFound(f"No inventory of class {class_name} for {provider.uuid}")
-    return inventory
-
-
-def _check_capacity(provider, class_name, data, reserved_may_equal_total):
-    capacity = data["total"] - data["reserved"]
-    if capacity < 0 or (capacity == 0 and not reserved_may_equal_total):
-        relation = "greater than" if reserved_may_equal_total else "greater than or equal to"
-        raise errors.Invalid(
-            f"Unable to update inventory for resource provider {provider.uuid}: Invalid inventory for "
-            f"'{class_name}' on resource provider '{provider.uuid}'. The reserved value is {relation} total."
-        )
-
-
-def _used_by_class(provider):
-    return dict(
-        Allocation.objects.filter(resource_provider=provider)
-        .values("resource_class__name")
-        .annotate(used=Sum("used"))
-        .values_list("resource_class__name", "used")
-    )
-
-
-def create_inventory(uuid, class_name, data, reserved_may_equal_total):
-    with transaction.atomic():
-        provider = lock_provider(uuid)
-        try:
-            _check_capacity(provider, class_name, data, reserved_may_equal_total)
-        except errors.Invalid as exc:
-            raise errors.Invalid(exc.detail.replace("Unable to update", "Unable to create")) from None
-        try:
-            resource_class = rc_service.get_resource_class(class_name)
-        except errors.NotFound as exc:
-            raise errors.Invalid(
-                f"Unable to create inventory for resource provider {uuid}: {exc.detail}"
-            ) from None
-        if Inventory.objects.filter(resource_provider=provider, resource_class=resource_class).exists():
-            raise errors.Conflict(
-                f"Update conflict: Inventory for '{class_name}' on resource provider '{uuid}' already exists.",
-                code=errors.CONCURRENT_UPDATE,
-            )
-        inventory = Inventory.objects.create(
-            resource_provider=provider, resource_class=resource_class, **{f: data[f] for f in INVENTORY_FIELDS}
-        )
-        bump_generation(provider)
-    return provider, inventory
-
-
-def update_inventory(uuid, class_name, data, reserved_may_equal_total):
-    with transaction.atomic():
-        provider = lock_provider(
-            uuid, data["resource_provider_generation"], "resource provider generation conflict"
-        )
-        try:
-            resource_class = rc_service.get_resource_class(class_name)
-        except errors.NotFound as exc:
-            raise errors.Invalid(
-                f"No inventory record with resource class for resource provider {uuid}: {exc.detail}"
-            ) from None
-        _check_capacity(provider, class_name, data, reserved_may_equal_total)
-        inventory = Inventory.objects.filter(resource_provider=provider, resource_class=resource_class).first()
-        if inventory is None:
-            raise errors.Invalid(
-                f"No inventory record with resource class for resource provider {uuid}: "
-                f"No inventory of {class_name} found."
-            )
-        _apply(inventory, data)
-        bump_generation(provider)
-    return provider, inventory
-
-
-def _apply(inventory, data):
-    for name in INVENTORY_FIELDS:
-        setattr(inventory, name, data[name])
-    inventory.updated_at = timezone.now()
-    inventory.save()
-
-
-def set_inventories(uuid, generation, inventories, reserved_may_equal_total):
-    """Replace all of a provider's inventory with ``{class name: fields}``."""
-    with transaction.atomic():
-        provider = lock_provider(uuid, generation, "resource provider generation conflict")
-        for class_name, data in inventories.items():
-            _check_capacity(provider, class_name, data, reserved_may_equal_total)
-        try:
-            result = replace_inventory(provider, inventories)
-        except errors.NotFound as exc:
-            raise errors.Invalid(
-                f"Unknown resource class in inventory for resource provider {uuid}: {exc.detail}"
-            ) from None
-    return provider, result
-
-
-def replace_inventory(provider, inventories):
-    """Make the (locked) provider's inventory exactly ``inventories`` and bump
-    its generation. NotFound for unknown classes; Conflict
-    (placement.inventory.inuse) when removing a class that is allocated."""
-    class_ids = rc_service.resource_class_ids(list(inventories))
-    current = {inv.resource_class.name: inv for inv in provider_inventories(provider)}
-    removed = set(current) - set(inventories)
-    _refuse_removing_used(provider, removed)
-    Inventory.objects.filter(resource_provider=provider, resource_class__name__in=removed).delete()
-    result = []
-    for class_name, data in inventories.items():
-        if class_name in current:
-            _apply(current[class_name], data)
-            result.append(current[class_name])
-        else:
-            result.append(
-                Inventory.objects.create(
-                    resource_provider=provider,
-                    resource_class_id=class_ids[class_name],
-                    **{f: data[f] for f in INVENTORY_FIELDS},
-                )
-            )
-    bump_generation(provider)
-    return result
-
-
-def _refuse_removing_used(provider, class_names, message="update conflict: {error}"):
-    used = sorted(name for name, amount in _used_by_class(provider).items() if name in class_names and amount)
-    if used:
-        raise errors.Conflict(
-            message.format(
-                error=f"Inventory for '{', '.join(used)}' on resource provider '{provider.uuid}' in use."
-            ),
-            code=errors.INVENTORY_INUSE,
-        )
-
-
-def delete_inventory(uuid, class_name):
-    with transaction.atomic():
-        provider = lock_provider(uuid)
-        inventory = Inventory.objects.filter(resource_provider=provider, resource_class__name=class_name).first()
-        if inventory is None:
-            raise errors.NotFound(
-                f"No inventory of class {class_name} found for delete: "
-                f"No inventory of class {class_name} found for delete"
-            )
-        _refuse_removing_used(
-            provider, {class_name}, f"Unable to delete inventory of class {class_name}: {{error}}"
-        )
-        inventory.delete()
-        bump_generation(provider)
-
-
-def delete_inventories(uuid):
-    with transaction.atomic():
-        provider = lock_provider(uuid)
-        inventories = provider_inventories(provider)
-        _refuse_removing_used(provider, {inv.resource_class.name for inv in inventories}, "{error}")
-        Inventory.objects.filter(resource_provider=provider).delete()
-        bump_generation(provider)

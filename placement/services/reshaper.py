@@ -1,14 +1,26 @@
 """POST /reshaper: move inventory and allocations between providers of a
 tree in one transaction (e.g. VGPU from a compute node to its new child)."""
+
+from collections.abc import Mapping, Sequence
+
 from django.db import transaction
 
 from placement import errors
 
 from . import allocations as allocation_service
+from . import inventories as inventory_service
 from . import providers as provider_service
+from .allocations import ConsumerRequest
+
+# One inventory's fields (total, reserved, min_unit, max_unit, step_size: int;
+# allocation_ratio: float).
+InventoryFields = dict[str, int | float]
 
 
-def reshape(inventories, consumer_requests):
+def reshape(
+    inventories: Mapping[str, tuple[int, dict[str, InventoryFields]]],
+    consumer_requests: Sequence[ConsumerRequest],
+) -> None:
     """``inventories``: {provider uuid: (generation, {class name: fields})};
     ``consumer_requests``: ConsumerRequests for every consumer whose
     allocations change. Raises errors.* or AllocationProblem; all or nothing."""
@@ -34,12 +46,12 @@ def reshape(inventories, consumer_requests):
             if wanted:
                 provider = locked[uuid]
                 current = {
-                    inv.resource_class.name: {f: getattr(inv, f) for f in provider_service.INVENTORY_FIELDS}
-                    for inv in provider_service.provider_inventories(provider)
+                    inv.resource_class.name: {f: getattr(inv, f) for f in inventory_service.INVENTORY_FIELDS}
+                    for inv in inventory_service.provider_inventories(provider)
                 }
-                provider_service.replace_inventory(provider, {**current, **wanted})
+                inventory_service.replace_inventory(provider, {**current, **wanted})
         allocation_service.replace_allocations(consumer_requests)
         # ...then settle on the new inventory.
         for uuid, (_generation, wanted) in inventories.items():
             provider = provider_service.lock_provider(uuid)
-            provider_service.replace_inventory(provider, wanted)
+            inventory_service.replace_inventory(provider, wanted)

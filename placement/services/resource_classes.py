@@ -1,4 +1,7 @@
 """Resource classes: the standard ones (read-only) and CUSTOM_* ones."""
+
+from collections.abc import Collection
+
 import os_resource_classes
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -8,18 +11,18 @@ from placement import errors
 from placement.models import MIN_CUSTOM_RESOURCE_CLASS_ID, Inventory, ResourceClass
 
 
-def list_resource_classes():
+def list_resource_classes() -> list[ResourceClass]:
     return list(ResourceClass.objects.all())
 
 
-def get_resource_class(name):
+def get_resource_class(name: str) -> ResourceClass:
     try:
         return ResourceClass.objects.get(name=name)
     except ResourceClass.DoesNotExist:
         raise errors.NotFound(f"No such resource class {name}.") from None
 
 
-def resource_class_ids(names):
+def resource_class_ids(names: Collection[str]) -> dict[str, int]:
     """{name: id} for ``names``; 400-style NotFound naming the first unknown one."""
     found = dict(ResourceClass.objects.filter(name__in=set(names)).values_list("name", "id"))
     for name in names:
@@ -28,12 +31,12 @@ def resource_class_ids(names):
     return found
 
 
-def _next_custom_id():
+def _next_custom_id() -> int:
     highest = ResourceClass.objects.aggregate(highest=Max("id"))["highest"] or 0
     return max(highest + 1, MIN_CUSTOM_RESOURCE_CLASS_ID)
 
 
-def create_resource_class(name):
+def create_resource_class(name: str) -> ResourceClass:
     """A new CUSTOM_* class; Conflict if the name is taken (standard ones included)."""
     if name in os_resource_classes.STANDARDS:
         raise errors.Conflict(f"Conflicting resource class already exists: {name}")
@@ -44,7 +47,7 @@ def create_resource_class(name):
         raise errors.Conflict(f"Conflicting resource class already exists: {name}") from None
 
 
-def ensure_resource_class(name):
+def ensure_resource_class(name: str) -> tuple[ResourceClass, bool]:
     """(class, created): the class called ``name``, made if missing."""
     existing = ResourceClass.objects.filter(name=name).first()
     if existing is not None:
@@ -55,7 +58,7 @@ def ensure_resource_class(name):
         return ResourceClass.objects.get(name=name), False
 
 
-def rename_resource_class(name, new_name):
+def rename_resource_class(name: str, new_name: str) -> ResourceClass:
     resource_class = get_resource_class(name)
     if resource_class.is_standard:
         raise errors.Invalid(f"Cannot update standard resource class {name}")
@@ -69,16 +72,13 @@ def rename_resource_class(name, new_name):
     return resource_class
 
 
-def delete_resource_class(name):
+def delete_resource_class(name: str) -> None:
     with transaction.atomic():
         resource_class = get_resource_class(name)
         if resource_class.is_standard:
-            raise errors.Invalid(
-                f"Error in delete resource class: Cannot delete standard resource class {name}."
-            )
+            raise errors.Invalid(f"Error in delete resource class: Cannot delete standard resource class {name}.")
         if Inventory.objects.filter(resource_class=resource_class).exists():
             raise errors.Conflict(
-                f"Error in delete resource class: Cannot delete resource class {name}. "
-                "Class is in use in inventory."
+                f"Error in delete resource class: Cannot delete resource class {name}. Class is in use in inventory."
             )
         resource_class.delete()

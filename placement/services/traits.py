@@ -1,4 +1,7 @@
 """Traits: the standard ones (os-traits) and CUSTOM_* ones."""
+
+from collections.abc import Collection
+
 from django.db import IntegrityError, transaction
 
 from placement import errors
@@ -6,7 +9,9 @@ from placement.models import ResourceProviderTrait, Trait
 from placement.standards import is_standard_trait
 
 
-def list_traits(name_in=None, prefix=None, associated=None):
+def list_traits(
+    name_in: Collection[str] | None = None, prefix: str | None = None, associated: bool | None = None
+) -> list[Trait]:
     traits = Trait.objects.all()
     if name_in is not None:
         traits = traits.filter(name__in=name_in)
@@ -16,17 +21,17 @@ def list_traits(name_in=None, prefix=None, associated=None):
         traits = traits.filter(id__in=ResourceProviderTrait.objects.values("trait_id"))
     elif associated is False:
         traits = traits.exclude(id__in=ResourceProviderTrait.objects.values("trait_id"))
-    return list(traits)
+    return list(traits.order_by("id"))  # database order, as upstream
 
 
-def get_trait(name):
+def get_trait(name: str) -> Trait:
     try:
         return Trait.objects.get(name=name)
     except Trait.DoesNotExist:
         raise errors.NotFound(f"No such trait(s): {name}.") from None
 
 
-def trait_ids(names):
+def trait_ids(names: Collection[str]) -> dict[str, int]:
     """{name: id}; NotFound listing the unknown names."""
     found = dict(Trait.objects.filter(name__in=set(names)).values_list("name", "id"))
     missing = sorted(set(names) - set(found))
@@ -35,7 +40,7 @@ def trait_ids(names):
     return found
 
 
-def ensure_trait(name):
+def ensure_trait(name: str) -> tuple[Trait, bool]:
     """(trait, created)."""
     existing = Trait.objects.filter(name=name).first()
     if existing is not None:
@@ -47,7 +52,7 @@ def ensure_trait(name):
         return Trait.objects.get(name=name), False
 
 
-def delete_trait(name):
+def delete_trait(name: str) -> None:
     with transaction.atomic():
         trait = get_trait(name)
         if is_standard_trait(name):

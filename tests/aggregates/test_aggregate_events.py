@@ -1,5 +1,6 @@
 """Every aggregate operation leaves notification-style events in the audit log."""
-from aggregates.models import Event
+
+from aggregates.audit.models import Event
 
 
 def events_of(response):
@@ -17,8 +18,13 @@ def test_create_records_start_and_end_with_user_and_request(admin_api):
     assert start.payload["id"] is None and start.payload["hosts"] is None
     assert start.payload["metadata"] == {"availability_zone": "az1"}
     agg = response.json()["aggregate"]
-    assert end.payload == {"id": agg["id"], "uuid": start.payload["uuid"], "name": "a", "hosts": [],
-                           "metadata": {"availability_zone": "az1"}}
+    assert end.payload == {
+        "id": agg["id"],
+        "uuid": start.payload["uuid"],
+        "name": "a",
+        "hosts": [],
+        "metadata": {"availability_zone": "az1"},
+    }
     assert end.username == "admin-user" and end.user.username == "admin-user"
     assert end.object_type == "aggregate" and end.object_id == str(agg["id"])
 
@@ -56,8 +62,10 @@ def test_put_with_name_and_zone_records_both_pairs(admin_api):
     agg = admin_api.post("/os-aggregates", {"aggregate": {"name": "a"}}).json()["aggregate"]
     response = admin_api.put(f"/os-aggregates/{agg['id']}", {"aggregate": {"name": "b", "availability_zone": "az1"}})
     assert types(events_of(response)) == [
-        "aggregate.update_prop.start", "aggregate.update_metadata.start",
-        "aggregate.update_prop.end", "aggregate.update_metadata.end",
+        "aggregate.update_prop.start",
+        "aggregate.update_metadata.start",
+        "aggregate.update_prop.end",
+        "aggregate.update_metadata.end",
     ]
 
 
@@ -76,10 +84,10 @@ def test_every_refused_operation_keeps_its_start_event(admin_api, make_host):
         admin_api.post(f"/os-aggregates/{agg['id']}/action", {"add_host": {"host": "node1"}})
     refused = {
         "aggregate.update_metadata.start": admin_api.put(
-            f"/os-aggregates/{b['id']}", {"aggregate": {"availability_zone": "az2"}}),
+            f"/os-aggregates/{b['id']}", {"aggregate": {"availability_zone": "az2"}}
+        ),
         "aggregate.delete.start": admin_api.delete(f"/os-aggregates/{a['id']}"),
-        "aggregate.add_host.start": admin_api.post(
-            f"/os-aggregates/{a['id']}/action", {"add_host": {"host": "node1"}}),
+        "aggregate.add_host.start": admin_api.post(f"/os-aggregates/{a['id']}/action", {"add_host": {"host": "node1"}}),
     }
     for start_type, response in refused.items():
         assert response.status_code in (400, 409)

@@ -1,8 +1,9 @@
 """os-aggregates through HTTP: shapes, every rule of Nova's AggregateAPI, and
 Corral's atomicity where Nova is not atomic."""
+
 import pytest
 
-from aggregates.models import Aggregate, AggregateHost, AggregateMetadata
+from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
 from tests.helpers import fault
 
 
@@ -80,7 +81,7 @@ def test_create_duplicate_name_is_409(create, admin_api):
         ({"aggregate": {"name": "trail "}}, "name"),
         ({"aggregate": {"name": "bell\x07"}}, "name"),
         ({"aggregate": {"name": "line\u2028sep"}}, "name"),
-        ({"aggregate": {"name": "emoji\U0001F600"}}, "name"),
+        ({"aggregate": {"name": "emoji\U0001f600"}}, "name"),
         ({"aggregate": {"name": 12}}, "name"),
         ({"aggregate": {"name": None}}, "name"),
         ({"aggregate": {"name": "ok", "availability_zone": "has:colon"}}, "availability_zone"),
@@ -116,7 +117,9 @@ def test_create_with_malformed_json_is_400(admin_api):
 
 def test_create_with_non_json_media_type_is_415(admin_api):
     response = admin_api.client.post(
-        "/compute/v2.1/os-aggregates", data="name=x", content_type="text/plain",
+        "/compute/v2.1/os-aggregates",
+        data="name=x",
+        content_type="text/plain",
         headers={"X-Auth-Token": admin_api.token},
     )
     fault(response, 415, "badMediaType")
@@ -194,8 +197,9 @@ def test_set_zone_by_put_keeps_other_metadata(create, admin_api):
 
 def test_put_null_zone_is_refused(create, admin_api):
     agg = create("a", "az1")
-    message = fault(admin_api.put(f"/os-aggregates/{agg['id']}", {"aggregate": {"availability_zone": None}}),
-                    400, "badRequest")
+    message = fault(
+        admin_api.put(f"/os-aggregates/{agg['id']}", {"aggregate": {"availability_zone": None}}), 400, "badRequest"
+    )
     assert f"Cannot update aggregate {agg['id']}" in message
     assert "does not support empty named availability zone" in message
 
@@ -207,8 +211,9 @@ def test_put_zone_that_splits_a_host_across_zones_is_400(create, admin_api, make
     action(admin_api, a["id"], "add_host", {"host": "node1"})
     action(admin_api, b["id"], "add_host", {"host": "node1"})
     before = state()
-    message = fault(admin_api.put(f"/os-aggregates/{b['id']}", {"aggregate": {"availability_zone": "az2"}}),
-                    400, "badRequest")
+    message = fault(
+        admin_api.put(f"/os-aggregates/{b['id']}", {"aggregate": {"availability_zone": "az2"}}), 400, "badRequest"
+    )
     assert "One or more hosts already in availability zone(s) ['az1']" in message
     assert state() == before
     # The same zone is fine.
@@ -223,7 +228,9 @@ def test_put_is_atomic_when_the_zone_check_fails(create, admin_api, make_host):
     action(admin_api, a["id"], "add_host", {"host": "node1"})
     action(admin_api, b["id"], "add_host", {"host": "node1"})
     before = state()
-    response = admin_api.put(f"/os-aggregates/{b['id']}", {"aggregate": {"name": "renamed", "availability_zone": "az9"}})
+    response = admin_api.put(
+        f"/os-aggregates/{b['id']}", {"aggregate": {"name": "renamed", "availability_zone": "az9"}}
+    )
     fault(response, 400, "badRequest")
     assert state() == before
     assert Aggregate.objects.get(pk=b["id"]).name == "b"
@@ -234,8 +241,9 @@ def test_zone_cannot_change_while_hosts_have_instances(create, admin_api, make_h
     agg = create("a", "az1")
     action(admin_api, agg["id"], "add_host", {"host": "busy"})
     make_host("busy", running_vms=2)
-    message = fault(admin_api.put(f"/os-aggregates/{agg['id']}", {"aggregate": {"availability_zone": "az2"}}),
-                    400, "badRequest")
+    message = fault(
+        admin_api.put(f"/os-aggregates/{agg['id']}", {"aggregate": {"availability_zone": "az2"}}), 400, "badRequest"
+    )
     assert "contain instances" in message
     # Re-setting the same name is fine.
     assert admin_api.put(f"/os-aggregates/{agg['id']}", {"aggregate": {"availability_zone": "az1"}}).status_code == 200
@@ -315,8 +323,9 @@ def test_add_unknown_host_is_404(create, admin_api, make_host):
 
 def test_add_host_to_unknown_aggregate_is_404(admin_api, make_host):
     make_host("node1")
-    assert "Aggregate 5 could not be found." in fault(action(admin_api, 5, "add_host", {"host": "node1"}),
-                                                     404, "itemNotFound")
+    assert "Aggregate 5 could not be found." in fault(
+        action(admin_api, 5, "add_host", {"host": "node1"}), 404, "itemNotFound"
+    )
 
 
 def test_add_host_twice_is_409(create, admin_api, make_host):
@@ -422,8 +431,9 @@ def test_set_metadata_with_empty_dict_is_a_no_op(create, admin_api):
 
 def test_set_metadata_cannot_remove_zone(create, admin_api):
     agg = create("a", "az1")
-    message = fault(action(admin_api, agg["id"], "set_metadata", {"metadata": {"availability_zone": None}}),
-                    400, "badRequest")
+    message = fault(
+        action(admin_api, agg["id"], "set_metadata", {"metadata": {"availability_zone": None}}), 400, "badRequest"
+    )
     assert f"Cannot update metadata of aggregate {agg['id']}" in message
     assert AggregateMetadata.objects.get(aggregate_id=agg["id"]).value == "az1"
 
@@ -435,8 +445,11 @@ def test_set_metadata_zone_conflict_is_400(create, admin_api, make_host):
     action(admin_api, a["id"], "add_host", {"host": "node1"})
     action(admin_api, b["id"], "add_host", {"host": "node1"})
     before = state()
-    message = fault(action(admin_api, b["id"], "set_metadata",
-                           {"metadata": {"availability_zone": "az2", "ssd": "true"}}), 400, "badRequest")
+    message = fault(
+        action(admin_api, b["id"], "set_metadata", {"metadata": {"availability_zone": "az2", "ssd": "true"}}),
+        400,
+        "badRequest",
+    )
     assert "One or more hosts already in availability zone(s) ['az1']" in message
     assert state() == before
 

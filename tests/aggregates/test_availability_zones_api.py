@@ -1,20 +1,23 @@
 """os-availability-zone through HTTP: zones come from services (§1.2, §2.2)."""
+
 from datetime import timedelta
 
 import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from aggregates import services
-from aggregates.models import Aggregate, AggregateHost, AggregateMetadata, Service
+from aggregates.host_aggregates import services
+from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
+from aggregates.hosts.models import Service
 from tests.helpers import fault
 
 
 def service(host, binary, disabled=False, seen=None):
     """A non-compute (or API) service row, as its own process would write it."""
     now = timezone.now()
-    return Service.objects.create(host=host, binary=binary, disabled=disabled, last_seen_up=seen or now,
-                                  updated_at=seen or now)
+    return Service.objects.create(
+        host=host, binary=binary, disabled=disabled, last_seen_up=seen or now, updated_at=seen or now
+    )
 
 
 @pytest.fixture
@@ -93,8 +96,7 @@ def test_aggregates_without_zone_do_not_change_the_zone(admin_api, make_host, sy
     assert names(zones(admin_api.get("/os-availability-zone"))) == [("nova", True)]
 
 
-def test_zone_whose_services_are_all_disabled_is_listed_unavailable_after_available_ones(
-        admin_api, make_host, zone):
+def test_zone_whose_services_are_all_disabled_is_listed_unavailable_after_available_ones(admin_api, make_host, zone):
     for host in ("a1", "b1", "z1"):
         make_host(host)
     zone("zz", "z1")

@@ -1,10 +1,11 @@
 """Bad input to any compute write endpoint: a 400 in Nova's format, nothing changed, never a 500."""
+
 import json
 
 import pytest
 from django.apps import apps
 
-from aggregates.models import Service
+from aggregates.hosts.models import Service
 
 SNAPSHOT_EXCLUDES = {"Event", "Token"}
 LONG = "x" * 256
@@ -14,41 +15,102 @@ COMMON_BODIES = ['{"broken": ', "[]", '"text"', "42", "null", '{"no_such_field":
 
 # endpoint -> (method, path, microversion, bodies of the right shape but wrong types or sizes)
 ENDPOINTS = {
-    "aggregate create": ("post", "/os-aggregates", None, [
-        {"aggregate": {"name": LONG}}, {"aggregate": {"name": 1}},
-        {"aggregate": {"name": "ok", "availability_zone": ["az1"]}}]),
-    "aggregate update": ("put", "/os-aggregates/{aggregate}", None, [
-        {"aggregate": {"name": LONG}}, {"aggregate": {"availability_zone": 3}}]),
-    "aggregate action": ("post", "/os-aggregates/{aggregate}/action", None, [
-        {"add_host": {"host": LONG}}, {"remove_host": {"host": None}},
-        {"set_metadata": {"metadata": {"k": 1}}}, {"set_metadata": {"metadata": {LONG: "v"}}}]),
-    "flavor create": ("post", "/flavors", "2.55", [
-        {"flavor": {"name": LONG, "ram": 512, "vcpus": 1, "disk": 1}},
-        {"flavor": {"name": "f", "ram": "lots", "vcpus": 1, "disk": 1}},
-        {"flavor": {"name": "f", "ram": 512, "vcpus": 0, "disk": 1}},
-        {"flavor": {"name": "f", "ram": 512, "vcpus": 1, "disk": -1}},
-        {"flavor": {"name": "f", "ram": 2 ** 31, "vcpus": 1, "disk": 1}},
-        {"flavor": {"name": "f", "ram": 512, "vcpus": 1, "disk": 1, "id": "bad id!"}}]),
-    "flavor update": ("put", "/flavors/{flavor}", "2.55", [
-        {"flavor": {"description": 5}}, {"flavor": {"description": "d" * 65536}},
-        {"flavor": {"name": "renamed"}}]),
-    "flavor action": ("post", "/flavors/{flavor}/action", None, [
-        {"addTenantAccess": {"tenant": 5}}, {"removeTenantAccess": {}}, {"addTenantAccess": {"tenant": LONG}}]),
-    "extra specs create": ("post", "/flavors/{flavor}/os-extra_specs", None, [
-        {"extra_specs": {"k": "v" * 256}}, {"extra_specs": {LONG: "v"}}, {"extra_specs": {"k": []}},
-        {"extra_specs": "k=v"}]),
-    "extra spec update": ("put", "/flavors/{flavor}/os-extra_specs/k", None, [
-        {"k": "v" * 256}, {"k": {}}, {"other": "v"}]),
-    "service update (action)": ("put", "/os-services/disable", "2.11", [
-        {"host": LONG, "binary": "nova-compute"}, {"host": 5, "binary": "nova-compute"},
-        {"host": "node1", "binary": ""}]),
-    "service update (uuid)": ("put", "/os-services/{service}", "2.53", [
-        {"status": "sideways"}, {"status": "disabled", "disabled_reason": LONG}, {"forced_down": "maybe"}]),
-    "host registration": ("post", "/os-host-registrations", None, [
-        {"registration": {"host": LONG, "vcpus": 1, "memory_mb": 1, "local_gb": 1}},
-        {"registration": {"host": "h", "vcpus": "many", "memory_mb": 1, "local_gb": 1}},
-        {"registration": {"host": "h", "vcpus": -1, "memory_mb": 1, "local_gb": 1}},
-        {"registration": {"host": "h", "vcpus": 1, "memory_mb": 1, "local_gb": 1, "host_ip": "999.1.1.1"}}]),
+    "aggregate create": (
+        "post",
+        "/os-aggregates",
+        None,
+        [
+            {"aggregate": {"name": LONG}},
+            {"aggregate": {"name": 1}},
+            {"aggregate": {"name": "ok", "availability_zone": ["az1"]}},
+        ],
+    ),
+    "aggregate update": (
+        "put",
+        "/os-aggregates/{aggregate}",
+        None,
+        [{"aggregate": {"name": LONG}}, {"aggregate": {"availability_zone": 3}}],
+    ),
+    "aggregate action": (
+        "post",
+        "/os-aggregates/{aggregate}/action",
+        None,
+        [
+            {"add_host": {"host": LONG}},
+            {"remove_host": {"host": None}},
+            {"set_metadata": {"metadata": {"k": 1}}},
+            {"set_metadata": {"metadata": {LONG: "v"}}},
+        ],
+    ),
+    "flavor create": (
+        "post",
+        "/flavors",
+        "2.55",
+        [
+            {"flavor": {"name": LONG, "ram": 512, "vcpus": 1, "disk": 1}},
+            {"flavor": {"name": "f", "ram": "lots", "vcpus": 1, "disk": 1}},
+            {"flavor": {"name": "f", "ram": 512, "vcpus": 0, "disk": 1}},
+            {"flavor": {"name": "f", "ram": 512, "vcpus": 1, "disk": -1}},
+            {"flavor": {"name": "f", "ram": 2**31, "vcpus": 1, "disk": 1}},
+            {"flavor": {"name": "f", "ram": 512, "vcpus": 1, "disk": 1, "id": "bad id!"}},
+        ],
+    ),
+    "flavor update": (
+        "put",
+        "/flavors/{flavor}",
+        "2.55",
+        [{"flavor": {"description": 5}}, {"flavor": {"description": "d" * 65536}}, {"flavor": {"name": "renamed"}}],
+    ),
+    "flavor action": (
+        "post",
+        "/flavors/{flavor}/action",
+        None,
+        [{"addTenantAccess": {"tenant": 5}}, {"removeTenantAccess": {}}, {"addTenantAccess": {"tenant": LONG}}],
+    ),
+    "extra specs create": (
+        "post",
+        "/flavors/{flavor}/os-extra_specs",
+        None,
+        [
+            {"extra_specs": {"k": "v" * 256}},
+            {"extra_specs": {LONG: "v"}},
+            {"extra_specs": {"k": []}},
+            {"extra_specs": "k=v"},
+        ],
+    ),
+    "extra spec update": (
+        "put",
+        "/flavors/{flavor}/os-extra_specs/k",
+        None,
+        [{"k": "v" * 256}, {"k": {}}, {"other": "v"}],
+    ),
+    "service update (action)": (
+        "put",
+        "/os-services/disable",
+        "2.11",
+        [
+            {"host": LONG, "binary": "nova-compute"},
+            {"host": 5, "binary": "nova-compute"},
+            {"host": "node1", "binary": ""},
+        ],
+    ),
+    "service update (uuid)": (
+        "put",
+        "/os-services/{service}",
+        "2.53",
+        [{"status": "sideways"}, {"status": "disabled", "disabled_reason": LONG}, {"forced_down": "maybe"}],
+    ),
+    "host registration": (
+        "post",
+        "/os-host-registrations",
+        None,
+        [
+            {"registration": {"host": LONG, "vcpus": 1, "memory_mb": 1, "local_gb": 1}},
+            {"registration": {"host": "h", "vcpus": "many", "memory_mb": 1, "local_gb": 1}},
+            {"registration": {"host": "h", "vcpus": -1, "memory_mb": 1, "local_gb": 1}},
+            {"registration": {"host": "h", "vcpus": 1, "memory_mb": 1, "local_gb": 1, "host_ip": "999.1.1.1"}},
+        ],
+    ),
 }
 
 

@@ -1,4 +1,5 @@
 """Version documents, microversion negotiation, request ids and generic faults."""
+
 import pytest
 from django.test import Client
 
@@ -44,16 +45,20 @@ def test_legacy_header_is_accepted(admin_api):
 
 
 def test_standard_header_wins_and_last_compute_entry_counts(admin_api):
-    response = admin_api.get("/os-aggregates", headers={
-        "OpenStack-API-Version": "placement 1.10, compute 2.5, compute 2.60",
-        "X-OpenStack-Nova-API-Version": "2.30",
-    })
+    response = admin_api.get(
+        "/os-aggregates",
+        headers={
+            "OpenStack-API-Version": "placement 1.10, compute 2.5, compute 2.60",
+            "X-OpenStack-Nova-API-Version": "2.30",
+        },
+    )
     assert response.headers["OpenStack-API-Version"] == "compute 2.60"
 
 
 def test_standard_header_without_compute_falls_back_to_legacy(admin_api):
-    response = admin_api.get("/os-aggregates", headers={
-        "OpenStack-API-Version": "placement 1.10", "X-OpenStack-Nova-API-Version": "2.30"})
+    response = admin_api.get(
+        "/os-aggregates", headers={"OpenStack-API-Version": "placement 1.10", "X-OpenStack-Nova-API-Version": "2.30"}
+    )
     assert response.headers["OpenStack-API-Version"] == "compute 2.30"
 
 
@@ -74,9 +79,7 @@ def test_unsupported_version_is_406(admin_api, version):
     assert response.status_code == 406
     body = response.json()["computeFault"]
     assert body["code"] == 406
-    assert body["message"] == (
-        f"Version {version} is not supported by the API. Minimum is 2.1 and maximum is 2.104."
-    )
+    assert body["message"] == (f"Version {version} is not supported by the API. Minimum is 2.1 and maximum is 2.104.")
     assert response.headers["OpenStack-API-Version"] == f"compute {version}"
 
 

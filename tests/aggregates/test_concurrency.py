@@ -1,7 +1,8 @@
 """Races between operators: the one-zone-per-host rule holds under concurrency."""
+
 import pytest
 
-from aggregates.models import AggregateHost
+from aggregates.host_aggregates.models import AggregateHost
 from tests.conftest import ApiClient
 from tests.helpers import run_together
 
@@ -41,7 +42,8 @@ def test_racing_zone_change_and_add_host_never_split_a_host(token_for, make_host
             lambda: ApiClient(token).post(f"/os-aggregates/{b['id']}/action", {"add_host": {"host": f"h{i}"}}),
         )
         zones = set(
-            AggregateHost.objects.filter(host=f"h{i}", aggregate__metadata_items__key="availability_zone")
-            .values_list("aggregate__metadata_items__value", flat=True)
+            AggregateHost.objects.filter(host=f"h{i}", aggregate__metadata_items__key="availability_zone").values_list(
+                "aggregate__metadata_items__value", flat=True
+            )
         )
         assert len(zones) <= 1, zones

@@ -1,9 +1,11 @@
 """``/flavors/{id}/os-flavor-access`` and the addTenantAccess / removeTenantAccess actions."""
+
 import pytest
 
-from aggregates import identity
-from aggregates.models import Event, FlavorAccess
-from aggregates.services import flavors
+from aggregates.audit.models import Event
+from aggregates.flavors import services as flavors
+from aggregates.flavors.models import FlavorAccess
+from aggregates.identity import services as identity
 from tests.conftest import ApiClient
 
 
@@ -87,8 +89,9 @@ def test_add_tenant_access(admin_api, private, other_project, other_member):
 @pytest.mark.parametrize("accept", ["", "text/html"])
 def test_actions_answer_json_whatever_the_accept_header(admin_api, private, other_project, accept):
     # openstacksdk sends flavor actions with an empty Accept header.
-    response = admin_api.post("/flavors/p1/action", {"addTenantAccess": {"tenant": other_project.pk}},
-                              headers={"Accept": accept})
+    response = admin_api.post(
+        "/flavors/p1/action", {"addTenantAccess": {"tenant": other_project.pk}}, headers={"Accept": accept}
+    )
     assert response.status_code == 200
     assert response.json()["flavor_access"] == [{"flavor_id": "p1", "tenant_id": other_project.pk}]
 
@@ -122,7 +125,8 @@ def test_add_twice_is_409(admin_api, private, other_project):
     response = add(admin_api, other_project.pk)
     assert response.status_code == 409
     assert response.json()["conflictingRequest"]["message"] == (
-        f"Flavor access already exists for flavor p1 and project {other_project.pk} combination.")
+        f"Flavor access already exists for flavor p1 and project {other_project.pk} combination."
+    )
     assert granted() == [("p1", other_project.pk)]
     assert Event.objects.filter(event_type="flavor.update").count() == 1
 
@@ -171,7 +175,8 @@ def test_remove_not_granted_is_404(admin_api, private, other_project):
     response = remove(admin_api, other_project.pk)
     assert response.status_code == 404
     assert response.json()["itemNotFound"]["message"] == (
-        f"Flavor access not found for p1 / {other_project.pk} combination.")
+        f"Flavor access not found for p1 / {other_project.pk} combination."
+    )
 
 
 def test_remove_grant_of_a_vanished_project(admin_api, private):
@@ -187,19 +192,22 @@ def test_remove_from_unknown_flavor_is_404(admin_api, other_project):
 # --- malformed action bodies ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"addTenantAccess": {"tenant": "x"}, "removeTenantAccess": {"tenant": "x"}}, "exactly one key"),
-    ({}, "exactly one key"),
-    (["addTenantAccess"], "exactly one key"),
-    ({"grantAccess": {"tenant": "x"}}, "There is no such action: grantAccess"),
-    ({"addTenantAccess": {}}, "'tenant' is a required property"),
-    ({"addTenantAccess": {"tenant": ""}}, "tenant"),
-    ({"addTenantAccess": {"tenant": 5}}, "is not of type 'string'"),
-    ({"addTenantAccess": {"tenant": "x" * 256}}, "is too long"),
-    ({"addTenantAccess": {"tenant": "x", "role": "admin"}}, "Additional properties"),
-    ({"addTenantAccess": "x"}, "is not of type 'object'"),
-    ({"removeTenantAccess": None}, "is not of type 'object'"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"addTenantAccess": {"tenant": "x"}, "removeTenantAccess": {"tenant": "x"}}, "exactly one key"),
+        ({}, "exactly one key"),
+        (["addTenantAccess"], "exactly one key"),
+        ({"grantAccess": {"tenant": "x"}}, "There is no such action: grantAccess"),
+        ({"addTenantAccess": {}}, "'tenant' is a required property"),
+        ({"addTenantAccess": {"tenant": ""}}, "tenant"),
+        ({"addTenantAccess": {"tenant": 5}}, "is not of type 'string'"),
+        ({"addTenantAccess": {"tenant": "x" * 256}}, "is too long"),
+        ({"addTenantAccess": {"tenant": "x", "role": "admin"}}, "Additional properties"),
+        ({"addTenantAccess": "x"}, "is not of type 'object'"),
+        ({"removeTenantAccess": None}, "is not of type 'object'"),
+    ],
+)
 def test_bad_action_bodies_are_400(admin_api, private, other_project, body, message):
     FlavorAccess.objects.create(flavor=private, project_id=other_project.pk)
     response = admin_api.post("/flavors/p1/action", body)

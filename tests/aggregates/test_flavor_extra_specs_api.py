@@ -1,9 +1,11 @@
 """``/flavors/{id}/os-extra_specs``: flavor extra specs, and their validation from 2.86."""
+
 import pytest
 
-from aggregates.models import Event, Flavor, FlavorExtraSpec
-from aggregates.services import flavors
-from aggregates.services.exceptions import Invalid
+from aggregates.audit.models import Event
+from aggregates.errors import Invalid
+from aggregates.flavors import services as flavors
+from aggregates.flavors.models import Flavor, FlavorExtraSpec
 
 
 @pytest.fixture
@@ -66,7 +68,8 @@ def test_create_echoes_the_body_and_stores_strings(admin_api, flavor):
     assert response.status_code == 200
     assert response.json() == body
     assert admin_api.get("/flavors/6/os-extra_specs").json() == {
-        "extra_specs": {"hw:numa_nodes": "2", "quota:cpu_shares": "1.5", "foo": "bar"}}
+        "extra_specs": {"hw:numa_nodes": "2", "quota:cpu_shares": "1.5", "foo": "bar"}
+    }
 
 
 def test_create_merges_into_existing_specs(admin_api, flavor):
@@ -134,8 +137,9 @@ BAD_CREATE_BODIES = [
     pytest.param({"extra_specs": {"k": None}}, "is not of type 'string', 'number'", id="value-null"),
     pytest.param({"extra_specs": {"k": True}}, "is not of type 'string', 'number'", id="value-bool"),
     pytest.param({"extra_specs": {"k": {"a": 1}}}, "is not of type 'string', 'number'", id="value-object"),
-    pytest.param({"extra_specs": {"k": int("9" * 256)}}, "extra_specs value has more than 255 characters",
-                 id="number-too-long"),
+    pytest.param(
+        {"extra_specs": {"k": int("9" * 256)}}, "extra_specs value has more than 255 characters", id="number-too-long"
+    ),
 ]
 
 
@@ -172,14 +176,17 @@ def test_update_creates_a_missing_key_and_echoes_numbers(admin_api, flavor):
     assert stored_specs() == {"hw:numa_nodes": "2"}
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"other": "x"}, "Request body and URI mismatch"),
-    ({"k": "v", "other": "x"}, "has too many properties"),
-    ({}, "should be non-empty"),
-    ({"k": None}, "is not of type"),
-    ({"k": "v" * 256}, "is too long"),
-    (["k"], "is not of type 'object'"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"other": "x"}, "Request body and URI mismatch"),
+        ({"k": "v", "other": "x"}, "has too many properties"),
+        ({}, "should be non-empty"),
+        ({"k": None}, "is not of type"),
+        ({"k": "v" * 256}, "is too long"),
+        (["k"], "is not of type 'object'"),
+    ],
+)
 def test_update_rejects_bad_bodies(admin_api, flavor, body, message):
     set_specs(admin_api, {"k": "kept"})
     response = admin_api.put("/flavors/6/os-extra_specs/k", body)
@@ -212,31 +219,71 @@ def test_delete_unknown_key_and_flavor(admin_api, flavor):
 # --- validation of known specs (2.86+) -------------------------------------------------------
 
 VALID_SPECS = [
-    ("hw:cpu_policy", "dedicated"), ("hw:cpu_policy", "mixed"), ("hw:cpu_thread_policy", "isolate"),
-    ("hw:emulator_threads_policy", "share"), ("hw:cpu_dedicated_mask", "^0,2-3"),
-    ("hw:cpu_realtime", "yes"), ("hw:cpu_realtime_mask", "^0-1"), ("hw:mem_page_size", "large"),
-    ("hw:mem_page_size", "2048"), ("hw:mem_page_size", "1GB"), ("hw:mem_page_size", "2kbit"),
-    ("hw:numa_nodes", "2"), ("hw:numa_cpus.0", "0-3,^2"), ("hw:numa_mem.1", "2048"),
-    ("hw:pci_numa_affinity_policy", "socket"), ("hw:watchdog_action", "poweroff"),
-    ("hw:pmu", "False"), ("hw:vif_multiqueue_enabled", "true"), ("hw:boot_menu", "1"),
-    ("hw:cpu_sockets", "2"), ("hw:cpu_cores", "4"), ("hw:cpu_threads", "2"), ("hw:max_cpu_sockets", "1"),
-    ("hw:max_cpu_cores", "8"), ("hw:max_cpu_threads", "1"), ("hw:serial_port_count", "0"),
-    ("hw:tpm_version", "2.0"), ("hw:tpm_model", "tpm-crb"), ("hw:hide_hypervisor_id", "on"),
-    ("hw:mem_encryption", "t"), ("hw:locked_memory", "n"), ("hw:viommu_model", "virtio"),
-    ("hw:maxphysaddr_mode", "emulate"), ("hw:maxphysaddr_bits", "42"), ("hw:pmem", "label1,label2"),
-    ("hw_rng:allowed", "True"), ("hw_rng:rate_bytes", "1024"), ("hw_rng:rate_period", "0"),
-    ("hw_video:ram_max_mb", "64"), ("os:secure_boot", "required"),
-    ("quota:cpu_shares", "2048"), ("quota:cpu_period", "20000"), ("quota:disk_read_iops_sec", "100"),
-    ("quota:vif_outbound_burst", "10"), ("quota:memory_shares_level", "custom"), ("quota:cpu_limit", "-1"),
-    ("accel:device_profile", "gpu-profile"), ("pci_passthrough:alias", "a1:2, b2:1"),
-    ("vmware:hw_version", "vmx-13"), ("capabilities:hypervisor_type", "s== QEMU"),
-    ("capabilities:cpu_info:features", "<in> aes"), ("aggregate_instance_extra_specs:ssd", "<or> true <or> yes"),
+    ("hw:cpu_policy", "dedicated"),
+    ("hw:cpu_policy", "mixed"),
+    ("hw:cpu_thread_policy", "isolate"),
+    ("hw:emulator_threads_policy", "share"),
+    ("hw:cpu_dedicated_mask", "^0,2-3"),
+    ("hw:cpu_realtime", "yes"),
+    ("hw:cpu_realtime_mask", "^0-1"),
+    ("hw:mem_page_size", "large"),
+    ("hw:mem_page_size", "2048"),
+    ("hw:mem_page_size", "1GB"),
+    ("hw:mem_page_size", "2kbit"),
+    ("hw:numa_nodes", "2"),
+    ("hw:numa_cpus.0", "0-3,^2"),
+    ("hw:numa_mem.1", "2048"),
+    ("hw:pci_numa_affinity_policy", "socket"),
+    ("hw:watchdog_action", "poweroff"),
+    ("hw:pmu", "False"),
+    ("hw:vif_multiqueue_enabled", "true"),
+    ("hw:boot_menu", "1"),
+    ("hw:cpu_sockets", "2"),
+    ("hw:cpu_cores", "4"),
+    ("hw:cpu_threads", "2"),
+    ("hw:max_cpu_sockets", "1"),
+    ("hw:max_cpu_cores", "8"),
+    ("hw:max_cpu_threads", "1"),
+    ("hw:serial_port_count", "0"),
+    ("hw:tpm_version", "2.0"),
+    ("hw:tpm_model", "tpm-crb"),
+    ("hw:hide_hypervisor_id", "on"),
+    ("hw:mem_encryption", "t"),
+    ("hw:locked_memory", "n"),
+    ("hw:viommu_model", "virtio"),
+    ("hw:maxphysaddr_mode", "emulate"),
+    ("hw:maxphysaddr_bits", "42"),
+    ("hw:pmem", "label1,label2"),
+    ("hw_rng:allowed", "True"),
+    ("hw_rng:rate_bytes", "1024"),
+    ("hw_rng:rate_period", "0"),
+    ("hw_video:ram_max_mb", "64"),
+    ("os:secure_boot", "required"),
+    ("quota:cpu_shares", "2048"),
+    ("quota:cpu_period", "20000"),
+    ("quota:disk_read_iops_sec", "100"),
+    ("quota:vif_outbound_burst", "10"),
+    ("quota:memory_shares_level", "custom"),
+    ("quota:cpu_limit", "-1"),
+    ("accel:device_profile", "gpu-profile"),
+    ("pci_passthrough:alias", "a1:2, b2:1"),
+    ("vmware:hw_version", "vmx-13"),
+    ("capabilities:hypervisor_type", "s== QEMU"),
+    ("capabilities:cpu_info:features", "<in> aes"),
+    ("aggregate_instance_extra_specs:ssd", "<or> true <or> yes"),
     ("aggregate_instance_extra_specs:any key at all", "anything"),
-    ("resources:VCPU", "2"), ("resources1:PCPU", "4"), ("resources_gpu:CUSTOM_GPU", "1"),
-    ("trait:HW_CPU_X86_AVX2", "required"), ("trait2:CUSTOM_FAST", "forbidden"),
-    ("group_policy", "isolate"), ("hide_hypervisor_id", "no"),
+    ("resources:VCPU", "2"),
+    ("resources1:PCPU", "4"),
+    ("resources_gpu:CUSTOM_GPU", "1"),
+    ("trait:HW_CPU_X86_AVX2", "required"),
+    ("trait2:CUSTOM_FAST", "forbidden"),
+    ("group_policy", "isolate"),
+    ("hide_hypervisor_id", "no"),
     # keys outside Nova's namespaces are not checked
-    ("foo", "bar"), ("foo:bar", "baz"), ("hww:cpu_policy", "x"), ("hw_cpu_policy", "x"),
+    ("foo", "bar"),
+    ("foo:bar", "baz"),
+    ("hww:cpu_policy", "x"),
+    ("hw_cpu_policy", "x"),
 ]
 
 INVALID_SPECS = [
@@ -324,11 +371,10 @@ def test_validate_extra_specs_is_the_rule_the_console_reuses():
     with pytest.raises(Invalid, match="hw:foo"):
         flavors.validate_extra_specs({"hw:foo": "bar"})
     with pytest.raises(Invalid, match="more than 255 characters"):
-        flavors.validate_extra_specs({"custom": 10 ** 300})
+        flavors.validate_extra_specs({"custom": 10**300})
 
 
 def test_extra_specs_show_in_flavor_bodies_after_a_set(admin_api, flavor):
     set_specs(admin_api, {"hw:cpu_policy": "dedicated"}, version="2.86")
-    assert admin_api.get("/flavors/6", version="2.61").json()["flavor"]["extra_specs"] == {
-        "hw:cpu_policy": "dedicated"}
+    assert admin_api.get("/flavors/6", version="2.61").json()["flavor"]["extra_specs"] == {"hw:cpu_policy": "dedicated"}
     assert Flavor.objects.get().extra_spec_items.count() == 1

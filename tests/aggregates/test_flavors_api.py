@@ -1,15 +1,28 @@
 """``/flavors``: list, detail, show, create, update (2.55+) and delete, as Nova serves them."""
+
 import json
 import uuid
 
 import pytest
 
-from aggregates.models import Event, Flavor, FlavorAccess, FlavorExtraSpec, Project
-from aggregates.services import flavors
+from aggregates.audit.models import Event
+from aggregates.flavors import services as flavors
+from aggregates.flavors.models import Flavor, FlavorAccess, FlavorExtraSpec
+from aggregates.identity.models import Project
 from tests.conftest import ApiClient
 
-CLI_CREATE = {"flavor": {"name": "ssd.large", "ram": 8192, "vcpus": 4, "disk": 80, "id": "6", "swap": 0,
-                         "OS-FLV-EXT-DATA:ephemeral": 0, "os-flavor-access:is_public": True}}
+CLI_CREATE = {
+    "flavor": {
+        "name": "ssd.large",
+        "ram": 8192,
+        "vcpus": 4,
+        "disk": 80,
+        "id": "6",
+        "swap": 0,
+        "OS-FLV-EXT-DATA:ephemeral": 0,
+        "os-flavor-access:is_public": True,
+    }
+}
 
 
 def flavor_body(**fields):
@@ -43,13 +56,19 @@ def listed_ids(response):
 # --- authentication and permissions ----------------------------------------------
 
 
-@pytest.mark.parametrize("method, path", [
-    ("get", "/flavors"), ("get", "/flavors/detail"), ("get", "/flavors/1"), ("post", "/flavors"),
-    ("put", "/flavors/1"), ("delete", "/flavors/1"),
-])
+@pytest.mark.parametrize(
+    "method, path",
+    [
+        ("get", "/flavors"),
+        ("get", "/flavors/detail"),
+        ("get", "/flavors/1"),
+        ("post", "/flavors"),
+        ("put", "/flavors/1"),
+        ("delete", "/flavors/1"),
+    ],
+)
 def test_every_route_needs_a_token(anon_api, method, path):
-    response = anon_api.request(method, path, flavor_body() if method in ("post", "put") else None,
-                                version="2.55")
+    response = anon_api.request(method, path, flavor_body() if method in ("post", "put") else None, version="2.55")
     assert response.status_code == 401
     assert response.json()["unauthorized"]["code"] == 401
 
@@ -84,8 +103,15 @@ def test_create_at_base_version(admin_api):
     flavor = response.json()["flavor"]
     uuid.UUID(flavor["id"])  # an id is generated when none is given
     assert flavor == {
-        "id": flavor["id"], "name": "m1.small", "ram": 2048, "vcpus": 1, "disk": 20, "swap": "",
-        "OS-FLV-EXT-DATA:ephemeral": 0, "OS-FLV-DISABLED:disabled": False, "os-flavor-access:is_public": True,
+        "id": flavor["id"],
+        "name": "m1.small",
+        "ram": 2048,
+        "vcpus": 1,
+        "disk": 20,
+        "swap": "",
+        "OS-FLV-EXT-DATA:ephemeral": 0,
+        "OS-FLV-DISABLED:disabled": False,
+        "os-flavor-access:is_public": True,
         "rxtx_factor": 1.0,
         "links": [
             {"rel": "self", "href": f"http://testserver/compute/v2.1/flavors/{flavor['id']}"},
@@ -107,11 +133,20 @@ def test_create_as_the_cli_does(admin_api):
 
 
 def test_create_with_every_optional_field(admin_api):
-    body = flavor_body(id="big.1", swap=1024, rxtx_factor=2.5, description="Large flavor",
-                       **{"OS-FLV-EXT-DATA:ephemeral": 10, "os-flavor-access:is_public": False})
+    body = flavor_body(
+        id="big.1",
+        swap=1024,
+        rxtx_factor=2.5,
+        description="Large flavor",
+        **{"OS-FLV-EXT-DATA:ephemeral": 10, "os-flavor-access:is_public": False},
+    )
     flavor = admin_api.post("/flavors", body, version="2.55").json()["flavor"]
     assert (flavor["id"], flavor["swap"], flavor["rxtx_factor"], flavor["OS-FLV-EXT-DATA:ephemeral"]) == (
-        "big.1", 1024, 2.5, 10)
+        "big.1",
+        1024,
+        2.5,
+        10,
+    )
     assert flavor["os-flavor-access:is_public"] is False
     assert flavor["description"] == "Large flavor"
     row = Flavor.objects.get(flavorid="big.1")
@@ -162,10 +197,13 @@ def test_create_records_an_event(admin_api):
     assert event.payload["extra_specs"] == {} and event.payload["projects"] == []
 
 
-@pytest.mark.parametrize("duplicate, message", [
-    (flavor_body(name="other", id="6"), "Flavor with ID 6 already exists."),
-    (flavor_body(name="ssd.large", id="7"), "Flavor with name ssd.large already exists."),
-])
+@pytest.mark.parametrize(
+    "duplicate, message",
+    [
+        (flavor_body(name="other", id="6"), "Flavor with ID 6 already exists."),
+        (flavor_body(name="ssd.large", id="7"), "Flavor with name ssd.large already exists."),
+    ],
+)
 def test_create_conflicts(admin_api, duplicate, message):
     assert admin_api.post("/flavors", CLI_CREATE).status_code == 200
     response = admin_api.post("/flavors", duplicate)
@@ -224,12 +262,15 @@ def test_create_rejects_bad_input(admin_api, body, message):
     assert not Event.objects.filter(event_type="flavor.create").exists()
 
 
-@pytest.mark.parametrize("body, version, message", [
-    (flavor_body(description="x" * 65536), "2.55", "description"),
-    (flavor_body(description="two\nlines"), "2.55", "description can only contain printable characters"),
-    (flavor_body(description=12), "2.55", "description"),
-    (flavor_body(rxtx_factor=1.0), "2.102", "Additional properties"),
-])
+@pytest.mark.parametrize(
+    "body, version, message",
+    [
+        (flavor_body(description="x" * 65536), "2.55", "description"),
+        (flavor_body(description="two\nlines"), "2.55", "description can only contain printable characters"),
+        (flavor_body(description=12), "2.55", "description"),
+        (flavor_body(rxtx_factor=1.0), "2.102", "Additional properties"),
+    ],
+)
 def test_create_rejects_bad_input_at_microversions(admin_api, body, version, message):
     response = admin_api.post("/flavors", body, version=version)
     assert response.status_code == 400
@@ -320,10 +361,18 @@ def test_links_follow_the_request_host(admin_api, make_flavor):
 def test_brief_list_fields(admin_api, make_flavor):
     make_flavor("m1", description="d")
     brief = admin_api.get("/flavors").json()
-    assert brief == {"flavors": [{"id": "m1", "name": "m1", "links": [
-        {"rel": "self", "href": "http://testserver/compute/v2.1/flavors/m1"},
-        {"rel": "bookmark", "href": "http://testserver/compute/flavors/m1"},
-    ]}]}
+    assert brief == {
+        "flavors": [
+            {
+                "id": "m1",
+                "name": "m1",
+                "links": [
+                    {"rel": "self", "href": "http://testserver/compute/v2.1/flavors/m1"},
+                    {"rel": "bookmark", "href": "http://testserver/compute/flavors/m1"},
+                ],
+            }
+        ]
+    }
     assert admin_api.get("/flavors", version="2.55").json()["flavors"][0]["description"] == "d"
 
 
@@ -343,14 +392,17 @@ def mixed_flavors(make_flavor, demo_project):
     grant(granted, demo_project)
 
 
-@pytest.mark.parametrize("query, expected", [
-    ("", ["granted", "public"]),
-    ("?is_public=true", ["granted", "public"]),
-    ("?is_public=None", ["granted", "private", "public"]),
-    ("?is_public=none", ["granted", "private", "public"]),
-    ("?is_public=false", ["granted", "private"]),
-    ("?is_public=0", ["granted", "private"]),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("", ["granted", "public"]),
+        ("?is_public=true", ["granted", "public"]),
+        ("?is_public=None", ["granted", "private", "public"]),
+        ("?is_public=none", ["granted", "private", "public"]),
+        ("?is_public=false", ["granted", "private"]),
+        ("?is_public=0", ["granted", "private"]),
+    ],
+)
 def test_admin_is_public_filter(admin_api, mixed_flavors, query, expected):
     assert listed_ids(admin_api.get("/flavors/detail" + query)) == expected
 
@@ -388,15 +440,18 @@ def test_min_ram_and_min_disk(admin_api, make_flavor):
     assert listed_ids(admin_api.get("/flavors/detail?minRam=1000&minDisk=10")) == ["b"]
 
 
-@pytest.mark.parametrize("query, message", [
-    ("minRam=lots", "Invalid minRam filter [lots]"),
-    ("minDisk=1.5", "Invalid minDisk filter [1.5]"),
-    ("limit=abc", "limit param must be an integer"),
-    ("limit=-1", "limit param must be positive"),
-    ("marker=nope", "marker [nope] not found"),
-    ("sort_key=colour", "Invalid sort_key [colour]"),
-    ("sort_dir=sideways", "Invalid sort_dir [sideways]"),
-])
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("minRam=lots", "Invalid minRam filter [lots]"),
+        ("minDisk=1.5", "Invalid minDisk filter [1.5]"),
+        ("limit=abc", "limit param must be an integer"),
+        ("limit=-1", "limit param must be positive"),
+        ("marker=nope", "marker [nope] not found"),
+        ("sort_key=colour", "Invalid sort_key [colour]"),
+        ("sort_dir=sideways", "Invalid sort_dir [sideways]"),
+    ],
+)
 def test_list_rejects_bad_query_values(admin_api, make_flavor, query, message):
     make_flavor("m1")
     response = admin_api.get(f"/flavors?{query}")
@@ -419,7 +474,8 @@ def test_paging_with_limit_marker_and_next_link(admin_api, make_flavor):
     first = admin_api.get("/flavors?limit=2&sort_dir=asc").json()
     assert [flavor["id"] for flavor in first["flavors"]] == ["a", "b"]
     assert first["flavors_links"] == [
-        {"rel": "next", "href": "http://testserver/compute/v2.1/flavors?limit=2&sort_dir=asc&marker=b"}]
+        {"rel": "next", "href": "http://testserver/compute/v2.1/flavors?limit=2&sort_dir=asc&marker=b"}
+    ]
     second = admin_api.get("/flavors?limit=2&marker=b&sort_dir=asc").json()
     assert [flavor["id"] for flavor in second["flavors"]] == ["c"]
     assert "flavors_links" not in second
@@ -450,8 +506,7 @@ def test_list_query_parameters_strict_from_2_75(admin_api, make_flavor):
         response = admin_api.get(path, version="2.75")
         assert response.status_code == 400
         assert "foo" in response.json()["badRequest"]["message"]
-    assert admin_api.get("/flavors?minRam=1&is_public=None&sort_key=name&limit=1", version="2.75").status_code \
-        == 200
+    assert admin_api.get("/flavors?minRam=1&is_public=None&sort_key=name&limit=1", version="2.75").status_code == 200
 
 
 def test_name_filter_from_2_102(admin_api, make_flavor):
@@ -497,16 +552,19 @@ def test_update_unknown_flavor(admin_api):
     assert response.json()["itemNotFound"]["message"] == "Flavor nope could not be found."
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"flavor": {}}, "'description' is a required property"),
-    ({"flavor": {"description": "x", "name": "y"}}, "Additional properties"),
-    ({"flavor": {"name": "y"}}, "description"),
-    ({"flavor": {"description": 5}}, "description"),
-    ({"flavor": {"description": "x" * 65536}}, "description"),
-    ({"flavor": {"description": "tab\there"}}, "printable"),
-    ({"description": "x"}, "flavor"),
-    ("text", "is not of type 'object'"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"flavor": {}}, "'description' is a required property"),
+        ({"flavor": {"description": "x", "name": "y"}}, "Additional properties"),
+        ({"flavor": {"name": "y"}}, "description"),
+        ({"flavor": {"description": 5}}, "description"),
+        ({"flavor": {"description": "x" * 65536}}, "description"),
+        ({"flavor": {"description": "tab\there"}}, "printable"),
+        ({"description": "x"}, "flavor"),
+        ("text", "is not of type 'object'"),
+    ],
+)
 def test_update_rejects_bad_input(admin_api, make_flavor, body, message):
     make_flavor("m1", description="kept")
     response = admin_api.put("/flavors/m1", body, version="2.55")

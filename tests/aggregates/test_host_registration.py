@@ -1,5 +1,6 @@
 """How a compute host enters Corral: POST /os-host-registrations (its agent)
 and ``manage.py register_host`` (an operator)."""
+
 from datetime import timedelta
 from io import StringIO
 
@@ -7,7 +8,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from aggregates.models import ComputeNode, Event, ProviderSyncRequest, Service
+from aggregates.audit.models import Event
+from aggregates.hosts.models import ComputeNode, Service
+from aggregates.mirroring.models import ProviderSyncRequest
 from tests.helpers import fault
 
 MINIMAL = {"host": "node1", "vcpus": 16, "memory_mb": 65536, "local_gb": 1000}
@@ -21,8 +24,11 @@ def state():
     """Everything a registration could change."""
     return (
         sorted(Service.objects.values_list("id", "host", "binary", "report_count", "last_seen_up")),
-        sorted(ComputeNode.objects.values_list("id", "host", "hypervisor_hostname", "vcpus", "memory_mb",
-                                               "local_gb", "hypervisor_type", "host_ip")),
+        sorted(
+            ComputeNode.objects.values_list(
+                "id", "host", "hypervisor_hostname", "vcpus", "memory_mb", "local_gb", "hypervisor_type", "host_ip"
+            )
+        ),
     )
 
 
@@ -30,20 +36,25 @@ def state():
 
 
 def test_first_registration_creates_service_and_node(admin_api):
-    response = register(admin_api, hypervisor_type="ironic", hypervisor_version=1, host_ip="192.0.2.7",
-                        running_vms=0)
+    response = register(admin_api, hypervisor_type="ironic", hypervisor_version=1, host_ip="192.0.2.7", running_vms=0)
     assert response.status_code == 201
     service = Service.objects.get()
     node = ComputeNode.objects.get()
-    assert response.json() == {"registration": {
-        "host": "node1",
-        "hypervisor_hostname": "node1",
-        "service_uuid": str(service.uuid),
-        "compute_node_uuid": str(node.uuid),
-        "created": True,
-    }}
-    assert (service.host, service.binary, service.topic, service.report_count) == ("node1", "nova-compute",
-                                                                                    "compute", 1)
+    assert response.json() == {
+        "registration": {
+            "host": "node1",
+            "hypervisor_hostname": "node1",
+            "service_uuid": str(service.uuid),
+            "compute_node_uuid": str(node.uuid),
+            "created": True,
+        }
+    }
+    assert (service.host, service.binary, service.topic, service.report_count) == (
+        "node1",
+        "nova-compute",
+        "compute",
+        1,
+    )
     assert service.is_up and not service.disabled
     assert (node.host, node.hypervisor_hostname, node.service_id) == ("node1", "node1", service.id)
     assert (node.vcpus, node.memory_mb, node.local_gb, node.disk_available_least) == (16, 65536, 1000, 1000)
@@ -87,7 +98,11 @@ def test_registering_again_keeps_what_is_not_reported(admin_api):
     register(admin_api)
     node = ComputeNode.objects.get()
     assert (node.hypervisor_type, node.hypervisor_version, node.host_ip, node.running_vms) == (
-        "ironic", 7, "2001:db8::7", 2)
+        "ironic",
+        7,
+        "2001:db8::7",
+        2,
+    )
 
 
 def test_registering_again_keeps_the_operator_settings(admin_api):
@@ -124,7 +139,8 @@ def test_cpu_info_and_uptime_reach_the_hypervisor_api(admin_api):
     detail = admin_api.get(f"/os-hypervisors/{node.id}", version="2.28").json()["hypervisor"]
     assert detail["cpu_info"] == cpu_info
     assert admin_api.get(f"/os-hypervisors/{node.uuid}", version="2.88").json()["hypervisor"]["uptime"] == (
-        " 09:00:00 up 1 day")
+        " 09:00:00 up 1 day"
+    )
 
 
 def test_registered_host_can_join_an_aggregate(admin_api):
@@ -146,50 +162,76 @@ def test_resource_bounds_are_accepted(admin_api, value):
     assert register(admin_api, vcpus=value, memory_mb=value, local_gb=value).status_code == 201
 
 
-@pytest.mark.parametrize("body, expected", [
-    ({}, "'registration' is a required property"),
-    ({"registration": MINIMAL, "extra": 1}, "'extra' was unexpected"),
-    ({"registration": [MINIMAL]}, "is not of type 'object'"),
-    ({"registration": {**MINIMAL, "vcpus": -1}}, "Invalid input for field/attribute vcpus"),
-    ({"registration": {**MINIMAL, "vcpus": "16"}}, "Invalid input for field/attribute vcpus"),
-    ({"registration": {**MINIMAL, "vcpus": 1.5}}, "Invalid input for field/attribute vcpus"),
-    ({"registration": {**MINIMAL, "vcpus": True}}, "Invalid input for field/attribute vcpus"),
-    ({"registration": {**MINIMAL, "memory_mb": 2147483648}}, "Invalid input for field/attribute memory_mb"),
-    ({"registration": {**MINIMAL, "local_gb": None}}, "Invalid input for field/attribute local_gb"),
-    ({"registration": {**MINIMAL, "running_vms": -2}}, "Invalid input for field/attribute running_vms"),
-    ({"registration": {**MINIMAL, "hypervisor_version": "8.2"}},
-     "Invalid input for field/attribute hypervisor_version"),
-    ({"registration": {**MINIMAL, "host": ""}}, "Invalid input for field/attribute host"),
-    ({"registration": {**MINIMAL, "host": "node 1"}}, "Invalid input for field/attribute host"),
-    ({"registration": {**MINIMAL, "host": "node/1"}}, "Invalid input for field/attribute host"),
-    ({"registration": {**MINIMAL, "host": "n" * 256}}, "Invalid input for field/attribute host"),
-    ({"registration": {**MINIMAL, "hypervisor_hostname": "a:b"}},
-     "Invalid input for field/attribute hypervisor_hostname"),
-    ({"registration": {**MINIMAL, "hypervisor_type": ""}}, "Invalid input for field/attribute hypervisor_type"),
-    ({"registration": {**MINIMAL, "hypervisor_type": " QEMU"}}, "Invalid input for field/attribute hypervisor_type"),
-    ({"registration": {**MINIMAL, "host_ip": "300.1.1.1"}}, "Invalid input for field/attribute host_ip"),
-    ({"registration": {**MINIMAL, "host_ip": "node1"}}, "Invalid input for field/attribute host_ip"),
-    ({"registration": {**MINIMAL, "host_ip": 10}}, "Invalid input for field/attribute host_ip"),
-    ({"registration": {**MINIMAL, "cpu_info": "x86"}}, "Invalid input for field/attribute cpu_info"),
-    ({"registration": {**MINIMAL, "uptime": "u" * 256}}, "Invalid input for field/attribute uptime"),
-    ({"registration": {**MINIMAL, "binary": "nova-scheduler"}}, "'binary' was unexpected"),
-    ({"registration": {**MINIMAL, "cpu_allocation_ratio": 0}},
-     "Invalid input for field/attribute cpu_allocation_ratio"),
-    ({"registration": {**MINIMAL, "ram_allocation_ratio": -1.5}},
-     "Invalid input for field/attribute ram_allocation_ratio"),
-    ({"registration": {**MINIMAL, "disk_allocation_ratio": "2.0"}},
-     "Invalid input for field/attribute disk_allocation_ratio"),
-    ({"registration": {**MINIMAL, "cpu_allocation_ratio": True}},
-     "Invalid input for field/attribute cpu_allocation_ratio"),
-    ({"registration": {**MINIMAL, "reserved_host_memory_mb": -1}},
-     "Invalid input for field/attribute reserved_host_memory_mb"),
-    ({"registration": {**MINIMAL, "reserved_host_cpus": 0.5}}, "Invalid input for field/attribute reserved_host_cpus"),
-    ({"registration": {**MINIMAL, "reserved_host_disk_mb": 2147483648}},
-     "Invalid input for field/attribute reserved_host_disk_mb"),
-] + [
-    ({"registration": {k: v for k, v in MINIMAL.items() if k != missing}}, f"'{missing}' is a required property")
-    for missing in MINIMAL
-])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ({}, "'registration' is a required property"),
+        ({"registration": MINIMAL, "extra": 1}, "'extra' was unexpected"),
+        ({"registration": [MINIMAL]}, "is not of type 'object'"),
+        ({"registration": {**MINIMAL, "vcpus": -1}}, "Invalid input for field/attribute vcpus"),
+        ({"registration": {**MINIMAL, "vcpus": "16"}}, "Invalid input for field/attribute vcpus"),
+        ({"registration": {**MINIMAL, "vcpus": 1.5}}, "Invalid input for field/attribute vcpus"),
+        ({"registration": {**MINIMAL, "vcpus": True}}, "Invalid input for field/attribute vcpus"),
+        ({"registration": {**MINIMAL, "memory_mb": 2147483648}}, "Invalid input for field/attribute memory_mb"),
+        ({"registration": {**MINIMAL, "local_gb": None}}, "Invalid input for field/attribute local_gb"),
+        ({"registration": {**MINIMAL, "running_vms": -2}}, "Invalid input for field/attribute running_vms"),
+        (
+            {"registration": {**MINIMAL, "hypervisor_version": "8.2"}},
+            "Invalid input for field/attribute hypervisor_version",
+        ),
+        ({"registration": {**MINIMAL, "host": ""}}, "Invalid input for field/attribute host"),
+        ({"registration": {**MINIMAL, "host": "node 1"}}, "Invalid input for field/attribute host"),
+        ({"registration": {**MINIMAL, "host": "node/1"}}, "Invalid input for field/attribute host"),
+        ({"registration": {**MINIMAL, "host": "n" * 256}}, "Invalid input for field/attribute host"),
+        (
+            {"registration": {**MINIMAL, "hypervisor_hostname": "a:b"}},
+            "Invalid input for field/attribute hypervisor_hostname",
+        ),
+        ({"registration": {**MINIMAL, "hypervisor_type": ""}}, "Invalid input for field/attribute hypervisor_type"),
+        (
+            {"registration": {**MINIMAL, "hypervisor_type": " QEMU"}},
+            "Invalid input for field/attribute hypervisor_type",
+        ),
+        ({"registration": {**MINIMAL, "host_ip": "300.1.1.1"}}, "Invalid input for field/attribute host_ip"),
+        ({"registration": {**MINIMAL, "host_ip": "node1"}}, "Invalid input for field/attribute host_ip"),
+        ({"registration": {**MINIMAL, "host_ip": 10}}, "Invalid input for field/attribute host_ip"),
+        ({"registration": {**MINIMAL, "cpu_info": "x86"}}, "Invalid input for field/attribute cpu_info"),
+        ({"registration": {**MINIMAL, "uptime": "u" * 256}}, "Invalid input for field/attribute uptime"),
+        ({"registration": {**MINIMAL, "binary": "nova-scheduler"}}, "'binary' was unexpected"),
+        (
+            {"registration": {**MINIMAL, "cpu_allocation_ratio": 0}},
+            "Invalid input for field/attribute cpu_allocation_ratio",
+        ),
+        (
+            {"registration": {**MINIMAL, "ram_allocation_ratio": -1.5}},
+            "Invalid input for field/attribute ram_allocation_ratio",
+        ),
+        (
+            {"registration": {**MINIMAL, "disk_allocation_ratio": "2.0"}},
+            "Invalid input for field/attribute disk_allocation_ratio",
+        ),
+        (
+            {"registration": {**MINIMAL, "cpu_allocation_ratio": True}},
+            "Invalid input for field/attribute cpu_allocation_ratio",
+        ),
+        (
+            {"registration": {**MINIMAL, "reserved_host_memory_mb": -1}},
+            "Invalid input for field/attribute reserved_host_memory_mb",
+        ),
+        (
+            {"registration": {**MINIMAL, "reserved_host_cpus": 0.5}},
+            "Invalid input for field/attribute reserved_host_cpus",
+        ),
+        (
+            {"registration": {**MINIMAL, "reserved_host_disk_mb": 2147483648}},
+            "Invalid input for field/attribute reserved_host_disk_mb",
+        ),
+    ]
+    + [
+        ({"registration": {k: v for k, v in MINIMAL.items() if k != missing}}, f"'{missing}' is a required property")
+        for missing in MINIMAL
+    ],
+)
 def test_bad_input_is_400_and_changes_nothing(admin_api, body, expected):
     register(admin_api, host="existing")
     before = state()
@@ -199,8 +241,14 @@ def test_bad_input_is_400_and_changes_nothing(admin_api, body, expected):
 
 
 def test_placement_settings_of_a_host_are_kept_until_reported_again(admin_api):
-    overrides = {"cpu_allocation_ratio": 2.5, "ram_allocation_ratio": 1.5, "disk_allocation_ratio": 1.0,
-                 "reserved_host_cpus": 2, "reserved_host_memory_mb": 4096, "reserved_host_disk_mb": 10240}
+    overrides = {
+        "cpu_allocation_ratio": 2.5,
+        "ram_allocation_ratio": 1.5,
+        "disk_allocation_ratio": 1.0,
+        "reserved_host_cpus": 2,
+        "reserved_host_memory_mb": 4096,
+        "reserved_host_disk_mb": 10240,
+    }
     assert register(admin_api, **overrides).status_code == 201
     assert register(admin_api, memory_mb=131072, reserved_host_cpus=4).status_code == 200
     node = ComputeNode.objects.values(*overrides).get()
@@ -247,8 +295,19 @@ def run(*args):
 
 
 def test_command_registers_a_new_host(db):
-    output = run("node1", "--vcpus", "8", "--memory-mb", "16384", "--disk-gb", "200", "--hypervisor-type", "QEMU",
-                 "--host-ip", "192.0.2.1")
+    output = run(
+        "node1",
+        "--vcpus",
+        "8",
+        "--memory-mb",
+        "16384",
+        "--disk-gb",
+        "200",
+        "--hypervisor-type",
+        "QEMU",
+        "--host-ip",
+        "192.0.2.1",
+    )
     node = ComputeNode.objects.get()
     assert output.startswith("Registered new compute node node1 of host node1")
     assert str(node.uuid) in output
@@ -258,11 +317,29 @@ def test_command_registers_a_new_host(db):
 
 
 def test_command_sets_the_placement_settings_of_the_host(db):
-    run("node1", "--vcpus", "8", "--memory-mb", "16384", "--disk-gb", "200", "--cpu-allocation-ratio", "16",
-        "--reserved-host-memory-mb", "2048", "--reserved-host-disk-mb", "0")
+    run(
+        "node1",
+        "--vcpus",
+        "8",
+        "--memory-mb",
+        "16384",
+        "--disk-gb",
+        "200",
+        "--cpu-allocation-ratio",
+        "16",
+        "--reserved-host-memory-mb",
+        "2048",
+        "--reserved-host-disk-mb",
+        "0",
+    )
     node = ComputeNode.objects.get()
-    assert (node.cpu_allocation_ratio, node.ram_allocation_ratio, node.reserved_host_memory_mb,
-            node.reserved_host_disk_mb, node.reserved_host_cpus) == (16.0, None, 2048, 0, None)
+    assert (
+        node.cpu_allocation_ratio,
+        node.ram_allocation_ratio,
+        node.reserved_host_memory_mb,
+        node.reserved_host_disk_mb,
+        node.reserved_host_cpus,
+    ) == (16.0, None, 2048, 0, None)
 
 
 def test_command_updates_a_known_host(db):
@@ -283,21 +360,28 @@ def test_command_node_option_adds_a_node(db):
     assert Service.objects.count() == 1
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["node1", "--memory-mb", "1", "--disk-gb", "1"], "--vcpus"),
-    (["--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1"], "host"),
-    (["node1", "--vcpus", "four", "--memory-mb", "1", "--disk-gb", "1"], "invalid int value"),
-    (["node1", "--vcpus", "-1", "--memory-mb", "1", "--disk-gb", "1"], "vcpus"),
-    (["node1", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "99999999999"], "local_gb"),
-    (["bad host", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1"], "host"),
-    (["node1", "--node", "a:b", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1"], "hypervisor_hostname"),
-    (["node1", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1", "--host-ip", "10.0.0"], "host_ip"),
-    (["node1", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1", "--hypervisor-type", ""], "hypervisor_type"),
-    (["node1", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1", "--ram-allocation-ratio", "0"],
-     "ram_allocation_ratio"),
-    (["node1", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1", "--reserved-host-cpus", "-1"],
-     "reserved_host_cpus"),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["node1", "--memory-mb", "1", "--disk-gb", "1"], "--vcpus"),
+        (["--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1"], "host"),
+        (["node1", "--vcpus", "four", "--memory-mb", "1", "--disk-gb", "1"], "invalid int value"),
+        (["node1", "--vcpus", "-1", "--memory-mb", "1", "--disk-gb", "1"], "vcpus"),
+        (["node1", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "99999999999"], "local_gb"),
+        (["bad host", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1"], "host"),
+        (["node1", "--node", "a:b", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1"], "hypervisor_hostname"),
+        (["node1", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1", "--host-ip", "10.0.0"], "host_ip"),
+        (["node1", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1", "--hypervisor-type", ""], "hypervisor_type"),
+        (
+            ["node1", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1", "--ram-allocation-ratio", "0"],
+            "ram_allocation_ratio",
+        ),
+        (
+            ["node1", "--vcpus", "1", "--memory-mb", "1", "--disk-gb", "1", "--reserved-host-cpus", "-1"],
+            "reserved_host_cpus",
+        ),
+    ],
+)
 def test_command_rejects_bad_arguments(db, args, expected):
     with pytest.raises(CommandError) as error:
         run(*args)
@@ -317,8 +401,8 @@ def test_heartbeat_brings_a_silent_host_back_up(admin_api, make_host):
 
     from django.utils import timezone
 
-    from aggregates.models import Service
-    from aggregates.services import hosts
+    from aggregates.hosts import services as hosts
+    from aggregates.hosts.models import Service
 
     make_host("quiet")
     make_host("other")

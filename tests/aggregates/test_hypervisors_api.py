@@ -1,5 +1,6 @@
 """os-hypervisors through HTTP: shapes per microversion, paging, the
 hostname pattern, ids, and the routes that come and go (§1.4, §2.5)."""
+
 import json
 import uuid
 from datetime import timedelta
@@ -9,12 +10,24 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from aggregates.models import ComputeNode, Service
+from aggregates.hosts.models import ComputeNode, Service
 from tests.helpers import fault
 
 BASIC_FIELDS = {"id", "hypervisor_hostname", "state", "status"}
-USAGE_FIELDS = {"vcpus", "memory_mb", "local_gb", "vcpus_used", "memory_mb_used", "local_gb_used", "free_ram_mb",
-                "free_disk_gb", "current_workload", "running_vms", "disk_available_least", "cpu_info"}
+USAGE_FIELDS = {
+    "vcpus",
+    "memory_mb",
+    "local_gb",
+    "vcpus_used",
+    "memory_mb_used",
+    "local_gb_used",
+    "free_ram_mb",
+    "free_disk_gb",
+    "current_workload",
+    "running_vms",
+    "disk_available_least",
+    "cpu_info",
+}
 COMMON_DETAIL_FIELDS = BASIC_FIELDS | {"hypervisor_type", "hypervisor_version", "host_ip", "service"}
 CPU_INFO = {"arch": "x86_64", "model": "Skylake", "vendor": "Intel", "topology": {"sockets": 1, "cores": 8}}
 
@@ -30,13 +43,22 @@ def hypervisors(api, path="/os-hypervisors", version=None):
 
 def make_down(host):
     Service.objects.filter(host=host).update(
-        last_seen_up=timezone.now() - timedelta(seconds=settings.SERVICE_DOWN_TIME + 5))
+        last_seen_up=timezone.now() - timedelta(seconds=settings.SERVICE_DOWN_TIME + 5)
+    )
 
 
 @pytest.fixture
 def node1(make_host):
-    return make_host("node1", vcpus=32, memory_mb=131072, local_gb=2000, hypervisor_type="QEMU",
-                     hypervisor_version=8002000, host_ip="192.0.2.10", cpu_info=CPU_INFO)
+    return make_host(
+        "node1",
+        vcpus=32,
+        memory_mb=131072,
+        local_gb=2000,
+        hypervisor_type="QEMU",
+        hypervisor_version=8002000,
+        host_ip="192.0.2.10",
+        cpu_info=CPU_INFO,
+    )
 
 
 @pytest.fixture
@@ -49,25 +71,46 @@ def three_nodes(make_host):
 
 def test_list_shows_the_basic_fields(admin_api, node1):
     assert hypervisors(admin_api) == [
-        {"id": node1.id, "hypervisor_hostname": "node1", "state": "up", "status": "enabled"}]
+        {"id": node1.id, "hypervisor_hostname": "node1", "state": "up", "status": "enabled"}
+    ]
 
 
 def test_detail_before_2_28_has_cpu_info_as_a_string(admin_api, node1):
-    ComputeNode.objects.update(vcpus_used=4, memory_mb_used=8192, local_gb_used=100, running_vms=2,
-                               current_workload=1)
+    ComputeNode.objects.update(vcpus_used=4, memory_mb_used=8192, local_gb_used=100, running_vms=2, current_workload=1)
     (item,) = hypervisors(admin_api, "/os-hypervisors/detail", version="2.27")
     service = Service.objects.get(host="node1")
     assert set(item) == COMMON_DETAIL_FIELDS | USAGE_FIELDS
     assert json.loads(item["cpu_info"]) == CPU_INFO
     assert item["service"] == {"id": service.id, "host": "node1", "disabled_reason": None}
-    assert {k: item[k] for k in ("vcpus", "vcpus_used", "memory_mb", "memory_mb_used", "free_ram_mb", "local_gb",
-                                 "local_gb_used", "free_disk_gb", "running_vms", "current_workload",
-                                 "disk_available_least")} == {
-        "vcpus": 32, "vcpus_used": 4, "memory_mb": 131072, "memory_mb_used": 8192, "free_ram_mb": 122880,
-        "local_gb": 2000, "local_gb_used": 100, "free_disk_gb": 1900, "running_vms": 2, "current_workload": 1,
-        "disk_available_least": 2000}
-    assert (item["hypervisor_type"], item["hypervisor_version"], item["host_ip"]) == ("QEMU", 8002000,
-                                                                                      "192.0.2.10")
+    assert {
+        k: item[k]
+        for k in (
+            "vcpus",
+            "vcpus_used",
+            "memory_mb",
+            "memory_mb_used",
+            "free_ram_mb",
+            "local_gb",
+            "local_gb_used",
+            "free_disk_gb",
+            "running_vms",
+            "current_workload",
+            "disk_available_least",
+        )
+    } == {
+        "vcpus": 32,
+        "vcpus_used": 4,
+        "memory_mb": 131072,
+        "memory_mb_used": 8192,
+        "free_ram_mb": 122880,
+        "local_gb": 2000,
+        "local_gb_used": 100,
+        "free_disk_gb": 1900,
+        "running_vms": 2,
+        "current_workload": 1,
+        "disk_available_least": 2000,
+    }
+    assert (item["hypervisor_type"], item["hypervisor_version"], item["host_ip"]) == ("QEMU", 8002000, "192.0.2.10")
 
 
 def test_detail_has_cpu_info_as_an_object_from_2_28(admin_api, node1, make_host):
@@ -106,7 +149,9 @@ def test_state_and_status_come_from_the_service(admin_api, make_host):
     Service.objects.filter(host="node2").update(disabled=True, disabled_reason="maintenance")
     items = hypervisors(admin_api, "/os-hypervisors/detail")
     assert [(i["hypervisor_hostname"], i["state"], i["status"]) for i in items] == [
-        ("node1", "down", "enabled"), ("node2", "up", "disabled")]
+        ("node1", "down", "enabled"),
+        ("node2", "up", "disabled"),
+    ]
     assert items[1]["service"]["disabled_reason"] == "maintenance"
 
 
@@ -120,7 +165,9 @@ def test_every_node_of_a_multi_node_host_is_listed(admin_api, make_host):
     make_host("ironic", "node-b")
     items = hypervisors(admin_api, "/os-hypervisors/detail")
     assert [(i["hypervisor_hostname"], i["service"]["host"]) for i in items] == [
-        ("node-a", "ironic"), ("node-b", "ironic")]
+        ("node-a", "ironic"),
+        ("node-b", "ironic"),
+    ]
 
 
 # --- paging (2.33) -------------------------------------------------------------
@@ -177,7 +224,7 @@ def test_limit_zero_means_the_maximum(admin_api, three_nodes):
 
 
 def test_pages_hold_at_most_the_maximum_from_2_33(admin_api, three_nodes, monkeypatch):
-    monkeypatch.setattr("aggregates.api.hosts.MAX_LIMIT", 2)
+    monkeypatch.setattr("aggregates.hosts.api.hypervisors.MAX_LIMIT", 2)
     assert len(hypervisors(admin_api, version="2.32")) == 3
     body = ok(admin_api.get("/os-hypervisors", version="2.33"))
     assert len(body["hypervisors"]) == 2 and "hypervisors_links" not in body
@@ -191,8 +238,10 @@ def test_paging_is_ignored_before_2_33(admin_api, three_nodes):
 
 @pytest.mark.parametrize("marker", ["999", str(uuid.UUID(int=1)), "nope"])
 def test_unknown_marker_is_400(admin_api, three_nodes, marker):
-    assert fault(admin_api.get(f"/os-hypervisors?marker={marker}", version="2.53"), 400,
-                 "badRequest") == f"marker [{marker}] not found"
+    assert (
+        fault(admin_api.get(f"/os-hypervisors?marker={marker}", version="2.53"), 400, "badRequest")
+        == f"marker [{marker}] not found"
+    )
 
 
 @pytest.mark.parametrize("version", ["2.33", "2.53"])
@@ -215,23 +264,25 @@ def test_hostname_pattern_is_a_substring_match(admin_api, three_nodes, make_host
 
 
 def test_hostname_pattern_matching_nothing_is_404(admin_api, three_nodes):
-    message = fault(admin_api.get("/os-hypervisors?hypervisor_hostname_pattern=zzz", version="2.53"), 404,
-                    "itemNotFound")
+    message = fault(
+        admin_api.get("/os-hypervisors?hypervisor_hostname_pattern=zzz", version="2.53"), 404, "itemNotFound"
+    )
     assert message == "No hypervisor matching 'zzz' could be found."
 
 
 @pytest.mark.parametrize("paging", ["limit=1", "limit=0", "marker={marker}"])
 def test_hostname_pattern_with_paging_is_400(admin_api, three_nodes, paging):
     query = paging.format(marker=three_nodes[0].uuid)
-    message = fault(admin_api.get(f"/os-hypervisors?hypervisor_hostname_pattern=compute&{query}", version="2.53"),
-                    400, "badRequest")
-    assert message == ("Paging over hypervisors with the hypervisor_hostname_pattern query parameter is "
-                       "not supported.")
+    message = fault(
+        admin_api.get(f"/os-hypervisors?hypervisor_hostname_pattern=compute&{query}", version="2.53"), 400, "badRequest"
+    )
+    assert message == ("Paging over hypervisors with the hypervisor_hostname_pattern query parameter is not supported.")
 
 
 def test_hostname_pattern_must_be_a_hostname(admin_api, three_nodes):
-    message = fault(admin_api.get("/os-hypervisors?hypervisor_hostname_pattern=a%20b", version="2.53"), 400,
-                    "badRequest")
+    message = fault(
+        admin_api.get("/os-hypervisors?hypervisor_hostname_pattern=a%20b", version="2.53"), 400, "badRequest"
+    )
     assert message.startswith("Invalid input for query parameters hypervisor_hostname_pattern.")
 
 
@@ -277,26 +328,34 @@ def test_show_by_uuid_from_2_53(admin_api, node1):
 
 
 def test_show_with_servers(admin_api, node1):
-    assert "servers" not in ok(admin_api.get(f"/os-hypervisors/{node1.uuid}?with_servers=1",
-                                             version="2.53"))["hypervisor"]
-    assert ok(admin_api.get(f"/os-hypervisors/{node1.uuid}?with_servers=1",
-                            version="2.75"))["hypervisor"]["servers"] == []
+    assert (
+        "servers" not in ok(admin_api.get(f"/os-hypervisors/{node1.uuid}?with_servers=1", version="2.53"))["hypervisor"]
+    )
+    assert (
+        ok(admin_api.get(f"/os-hypervisors/{node1.uuid}?with_servers=1", version="2.75"))["hypervisor"]["servers"] == []
+    )
     fault(admin_api.get(f"/os-hypervisors/{node1.uuid}?with_servers=maybe", version="2.75"), 400, "badRequest")
 
 
 @pytest.mark.parametrize("ref", ["abc", "1.0", "{uuid}"])
 def test_show_non_integer_id_is_404_before_2_53(admin_api, node1, ref):
     ref = ref.format(uuid=node1.uuid)
-    assert fault(admin_api.get(f"/os-hypervisors/{ref}", version="2.52"), 404,
-                 "itemNotFound") == f"Hypervisor with ID '{ref}' could not be found."
+    assert (
+        fault(admin_api.get(f"/os-hypervisors/{ref}", version="2.52"), 404, "itemNotFound")
+        == f"Hypervisor with ID '{ref}' could not be found."
+    )
 
 
 def test_show_unknown_id_is_404(admin_api, node1):
-    assert fault(admin_api.get("/os-hypervisors/999"), 404,
-                 "itemNotFound") == "Hypervisor with ID '999' could not be found."
+    assert (
+        fault(admin_api.get("/os-hypervisors/999"), 404, "itemNotFound")
+        == "Hypervisor with ID '999' could not be found."
+    )
     missing = uuid.uuid4()
-    assert fault(admin_api.get(f"/os-hypervisors/{missing}", version="2.53"), 404,
-                 "itemNotFound") == f"Hypervisor with ID '{missing}' could not be found."
+    assert (
+        fault(admin_api.get(f"/os-hypervisors/{missing}", version="2.53"), 404, "itemNotFound")
+        == f"Hypervisor with ID '{missing}' could not be found."
+    )
 
 
 @pytest.mark.parametrize("ref", ["abc", "{id}"])
@@ -311,8 +370,15 @@ def test_show_non_uuid_is_400_from_2_53(admin_api, node1, ref):
 def test_uptime(admin_api, make_host):
     node = make_host("node1", uptime=" 10:00:00 up 3 days,  2 users")
     body = ok(admin_api.get(f"/os-hypervisors/{node.id}/uptime"))
-    assert body == {"hypervisor": {"id": node.id, "hypervisor_hostname": "node1", "state": "up",
-                                   "status": "enabled", "uptime": " 10:00:00 up 3 days,  2 users"}}
+    assert body == {
+        "hypervisor": {
+            "id": node.id,
+            "hypervisor_hostname": "node1",
+            "state": "up",
+            "status": "enabled",
+            "uptime": " 10:00:00 up 3 days,  2 users",
+        }
+    }
     body = ok(admin_api.get(f"/os-hypervisors/{node.uuid}/uptime", version="2.87"))
     assert body["hypervisor"]["id"] == str(node.uuid)
 
@@ -325,8 +391,10 @@ def test_uptime_of_a_host_that_never_reported_it_is_501(admin_api, node1):
 def test_uptime_of_a_down_host_is_400(admin_api, make_host):
     node = make_host("node1", uptime="up 3 days")
     make_down("node1")
-    assert fault(admin_api.get(f"/os-hypervisors/{node.id}/uptime"), 400,
-                 "badRequest") == "Compute service of node1 is unavailable at this time."
+    assert (
+        fault(admin_api.get(f"/os-hypervisors/{node.id}/uptime"), 400, "badRequest")
+        == "Compute service of node1 is unavailable at this time."
+    )
 
 
 def test_uptime_ids(admin_api, node1):
@@ -345,13 +413,26 @@ def test_statistics_sum_the_nodes_of_enabled_compute_services(admin_api, make_ho
     make_host("node1", vcpus=16, memory_mb=1000, local_gb=100)
     make_host("node2", vcpus=8, memory_mb=500, local_gb=50, running_vms=3)
     make_host("node3", vcpus=64, memory_mb=9999, local_gb=999)
-    ComputeNode.objects.filter(host="node2").update(vcpus_used=2, memory_mb_used=200, local_gb_used=20,
-                                                    current_workload=1, disk_available_least=30)
+    ComputeNode.objects.filter(host="node2").update(
+        vcpus_used=2, memory_mb_used=200, local_gb_used=20, current_workload=1, disk_available_least=30
+    )
     Service.objects.filter(host="node3").update(disabled=True)
-    assert ok(admin_api.get("/os-hypervisors/statistics", version="2.87")) == {"hypervisor_statistics": {
-        "count": 2, "vcpus": 24, "memory_mb": 1500, "local_gb": 150, "vcpus_used": 2, "memory_mb_used": 200,
-        "local_gb_used": 20, "free_ram_mb": 1300, "free_disk_gb": 130, "current_workload": 1, "running_vms": 3,
-        "disk_available_least": 130}}
+    assert ok(admin_api.get("/os-hypervisors/statistics", version="2.87")) == {
+        "hypervisor_statistics": {
+            "count": 2,
+            "vcpus": 24,
+            "memory_mb": 1500,
+            "local_gb": 150,
+            "vcpus_used": 2,
+            "memory_mb_used": 200,
+            "local_gb_used": 20,
+            "free_ram_mb": 1300,
+            "free_disk_gb": 130,
+            "current_workload": 1,
+            "running_vms": 3,
+            "disk_available_least": 130,
+        }
+    }
 
 
 def test_statistics_without_nodes_are_zero(admin_api):
@@ -377,8 +458,10 @@ def test_pattern_routes_list_matching_nodes(admin_api, three_nodes, make_host, r
 
 @pytest.mark.parametrize("route", ["search", "servers"])
 def test_pattern_routes_matching_nothing_are_404(admin_api, three_nodes, route):
-    assert fault(admin_api.get(f"/os-hypervisors/zzz/{route}"), 404,
-                 "itemNotFound") == "No hypervisor matching 'zzz' could be found."
+    assert (
+        fault(admin_api.get(f"/os-hypervisors/zzz/{route}"), 404, "itemNotFound")
+        == "No hypervisor matching 'zzz' could be found."
+    )
 
 
 @pytest.mark.parametrize("route", ["search", "servers"])

@@ -1,4 +1,5 @@
 """The Keystone v3 compatible identity API at /identity."""
+
 import hashlib
 import json
 import re
@@ -8,8 +9,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from aggregates import identity
-from aggregates.models import Event, Project, Token
+from aggregates.audit.models import Event
+from aggregates.identity import services as identity
+from aggregates.identity.models import Project, Token
 from tests.conftest import ApiClient, make_user
 
 TOKENS = "/identity/v3/auth/tokens"
@@ -20,8 +22,14 @@ DEFAULT_BY_NAME = {"name": "Default"}
 
 
 def password_auth(username, password, project="demo", user_domain=DEFAULT_BY_NAME, project_domain=DEFAULT_BY_NAME):
-    body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
-        "name": username, "domain": user_domain, "password": password}}}}}
+    body = {
+        "auth": {
+            "identity": {
+                "methods": ["password"],
+                "password": {"user": {"name": username, "domain": user_domain, "password": password}},
+            }
+        }
+    }
     if project is not None:
         body["auth"]["scope"] = {"project": {"name": project, "domain": project_domain}}
     return body
@@ -87,7 +95,8 @@ def test_version_list_is_300_with_v3(anon_api, path):
     assert version["status"] == "stable"
     assert version["links"] == [{"rel": "self", "href": "http://testserver/identity/v3/"}]
     assert version["media-types"] == [
-        {"base": "application/json", "type": "application/vnd.openstack.identity-v3+json"}]
+        {"base": "application/json", "type": "application/vnd.openstack.identity-v3+json"}
+    ]
 
 
 @pytest.mark.parametrize("path", ["/identity/v3", "/identity/v3/"])
@@ -156,7 +165,7 @@ def test_token_lifetime_comes_from_settings(alice, settings):
     assert expires_at - issued_at == timedelta(seconds=120)
 
 
-def test_catalog_lists_identity_compute_and_placement(alice, settings):
+def test_catalog_lists_identity_compute_placement_and_image(alice, settings):
     settings.REGION_NAME = "RegionTwo"
     catalog = login(password_auth("alice", "alice-pw")).json()["token"]["catalog"]
     urls = {}
@@ -171,6 +180,7 @@ def test_catalog_lists_identity_compute_and_placement(alice, settings):
         "identity": {"http://testserver/identity"},
         "compute": {"http://testserver/compute/v2.1"},
         "placement": {"http://testserver/placement"},
+        "image": {"http://testserver/image"},
     }
 
 
@@ -187,8 +197,9 @@ def test_ids_are_stable_across_logins(alice):
     assert first["user"]["id"] == second["user"]["id"]
     assert first["roles"] == second["roles"]
     assert [s["id"] for s in first["catalog"]] == [s["id"] for s in second["catalog"]]
-    assert [[e["id"] for e in s["endpoints"]] for s in first["catalog"]] == \
-           [[e["id"] for e in s["endpoints"]] for s in second["catalog"]]
+    assert [[e["id"] for e in s["endpoints"]] for s in first["catalog"]] == [
+        [e["id"] for e in s["endpoints"]] for s in second["catalog"]
+    ]
 
 
 def test_user_id_survives_a_rename(alice):
@@ -207,8 +218,12 @@ def test_member_token_lists_member_role_only(bob):
 def test_login_by_ids(alice):
     user_id = identity.user_id_of(alice)
     project_id = Project.objects.get(name="demo").id
-    body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
-        "id": user_id, "password": "alice-pw"}}}, "scope": {"project": {"id": project_id}}}}
+    body = {
+        "auth": {
+            "identity": {"methods": ["password"], "password": {"user": {"id": user_id, "password": "alice-pw"}}},
+            "scope": {"project": {"id": project_id}},
+        }
+    }
     response = login(body)
     assert response.status_code == 201
     assert response.json()["token"]["user"]["id"] == user_id
@@ -216,8 +231,9 @@ def test_login_by_ids(alice):
 
 
 def test_login_with_domain_ids(alice):
-    response = login(password_auth("alice", "alice-pw", user_domain={"id": "default"},
-                                   project_domain={"id": "default"}))
+    response = login(
+        password_auth("alice", "alice-pw", user_domain={"id": "default"}, project_domain={"id": "default"})
+    )
     assert response.status_code == 201
 
 
@@ -254,7 +270,8 @@ def test_token_method_rescopes_an_unscoped_token(alice):
 def test_rescoped_token_expires_with_its_parent(alice):
     parent = issued("alice")
     Token.objects.filter(token_hash=identity.hash_token(parent)).update(
-        expires_at=timezone.now() + timedelta(seconds=30))
+        expires_at=timezone.now() + timedelta(seconds=30)
+    )
     child = login(token_auth(parent)).headers["X-Subject-Token"]
     row = Token.objects.get(token_hash=identity.hash_token(child))
     assert row.expires_at <= timezone.now() + timedelta(seconds=30)
@@ -263,14 +280,21 @@ def test_rescoped_token_expires_with_its_parent(alice):
 # --- POST /v3/auth/tokens: refused (401) -------------------------------------------
 
 
-@pytest.mark.parametrize("body", [
-    password_auth("alice", "wrong-pw"),
-    password_auth("nobody", "alice-pw"),
-    password_auth("alice", "alice-pw", user_domain={"name": "Other"}),
-    password_auth("alice", "alice-pw", user_domain={"id": "other"}),
-    {"auth": {"identity": {"methods": ["password"], "password": {"user": {
-        "id": "0" * 32, "password": "alice-pw"}}}}},
-], ids=["wrong-password", "unknown-user", "unknown-domain-name", "unknown-domain-id", "unknown-user-id"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        password_auth("alice", "wrong-pw"),
+        password_auth("nobody", "alice-pw"),
+        password_auth("alice", "alice-pw", user_domain={"name": "Other"}),
+        password_auth("alice", "alice-pw", user_domain={"id": "other"}),
+        {
+            "auth": {
+                "identity": {"methods": ["password"], "password": {"user": {"id": "0" * 32, "password": "alice-pw"}}}
+            }
+        },
+    ],
+    ids=["wrong-password", "unknown-user", "unknown-domain-name", "unknown-domain-id", "unknown-user-id"],
+)
 def test_bad_credentials_are_401_with_a_generic_message(alice, body):
     response = login(body)
     message = assert_keystone_error(response, 401, "Unauthorized")
@@ -310,8 +334,9 @@ def test_unsupported_method_is_401(alice):
     assert_keystone_error(login(body), 401, "Unauthorized", "unsupported method")
 
 
-@pytest.mark.parametrize("scope", [{"domain": {"name": "Default"}}, {"system": {"all": True}},
-                                   {"OS-TRUST:trust": {"id": "x"}}])
+@pytest.mark.parametrize(
+    "scope", [{"domain": {"name": "Default"}}, {"system": {"all": True}}, {"OS-TRUST:trust": {"id": "x"}}]
+)
 def test_domain_system_and_trust_scopes_are_refused(alice, scope):
     body = password_auth("alice", "alice-pw", project=None)
     body["auth"]["scope"] = scope
@@ -374,10 +399,11 @@ BAD_BODIES = {
     "empty-methods": (_body(methods=[]), "field 'auth/identity/methods': must not be empty"),
     "methods-not-list": (_body(methods="password"), "field 'auth/identity/methods': must be of type array"),
     "method-not-string": (_body(methods=[1]), "field 'auth/identity/methods/0': must be of type string"),
-    "password-payload-missing": ({"auth": {"identity": {"methods": ["password"]}}},
-                                 "Expecting to find password in identity"),
-    "token-payload-missing": ({"auth": {"identity": {"methods": ["token"]}}},
-                              "Expecting to find token in identity"),
+    "password-payload-missing": (
+        {"auth": {"identity": {"methods": ["password"]}}},
+        "Expecting to find password in identity",
+    ),
+    "token-payload-missing": ({"auth": {"identity": {"methods": ["token"]}}}, "Expecting to find token in identity"),
     "token-without-id": (_body(methods=["token"], token={}), "'id' is a required property"),
     "password-without-user": (_body(password={}), "'user' is a required property"),
     "user-without-id-or-name": (_user(name=None), "field 'auth/identity/password/user': id or name must be present"),
@@ -395,8 +421,10 @@ BAD_BODIES = {
     "scope-not-object": (_scope(5), "field 'auth/scope': must be of type object or string"),
     "scope-unknown-key": (_scope({"cluster": {}}), "Additional properties"),
     "two-scopes": (_scope({"project": {"id": "x"}, "domain": {"id": "default"}}), "only one scope"),
-    "project-without-id-or-name": (_scope({"project": {"domain": {"name": "Default"}}}),
-                                   "field 'auth/scope/project': id or name must be present"),
+    "project-without-id-or-name": (
+        _scope({"project": {"domain": {"name": "Default"}}}),
+        "field 'auth/scope/project': id or name must be present",
+    ),
     "project-name-without-domain": (_scope({"project": {"name": "demo"}}), "'domain' is a dependency of 'name'"),
     "oversized-project-id": (_scope({"project": {"id": "x" * 65}}), "must be at most 64 characters long"),
 }
@@ -440,7 +468,7 @@ def test_user_validates_own_token(bob):
     body = response.json()["token"]
     assert body["user"]["name"] == "bob"
     assert body["project"]["name"] == "demo"
-    assert [s["type"] for s in body["catalog"]] == ["identity", "compute", "placement"]
+    assert [s["type"] for s in body["catalog"]] == ["identity", "compute", "placement", "image"]
 
 
 def test_head_validates_without_a_body(bob):
@@ -517,8 +545,7 @@ def test_expired_token_is_refused_by_the_compute_api(alice):
     token = issued("alice")
     api = ApiClient(token)
     assert api.get("/os-aggregates").status_code == 200
-    Token.objects.filter(token_hash=identity.hash_token(token)).update(
-        expires_at=timezone.now() - timedelta(seconds=1))
+    Token.objects.filter(token_hash=identity.hash_token(token)).update(expires_at=timezone.now() - timedelta(seconds=1))
     response = api.get("/os-aggregates")
     assert response.status_code == 401
     assert response.json()["unauthorized"]["code"] == 401
@@ -558,13 +585,23 @@ def test_admin_and_reader_list_projects(token_for, projects, role):
     assert set(listed) == {"demo", "ops", "retired"}
     demo = projects["demo"]
     assert listed["demo"] == {
-        "id": demo.id, "name": "demo", "domain_id": "default", "description": "the demo project",
-        "enabled": True, "is_domain": False, "parent_id": "default", "tags": [], "options": {},
+        "id": demo.id,
+        "name": "demo",
+        "domain_id": "default",
+        "description": "the demo project",
+        "enabled": True,
+        "is_domain": False,
+        "parent_id": "default",
+        "tags": [],
+        "options": {},
         "links": {"self": f"http://testserver/identity/v3/projects/{demo.id}"},
     }
     assert listed["retired"]["enabled"] is False
     assert response.json()["links"] == {
-        "self": "http://testserver/identity/v3/projects", "previous": None, "next": None}
+        "self": "http://testserver/identity/v3/projects",
+        "previous": None,
+        "next": None,
+    }
 
 
 def test_list_projects_filters_by_name(admin_api, projects):
@@ -574,8 +611,16 @@ def test_list_projects_filters_by_name(admin_api, projects):
     assert admin_api.get(PROJECTS + "?name=none").json()["projects"] == []
 
 
-@pytest.mark.parametrize("value,names", [("true", ["demo", "ops"]), ("True", ["demo", "ops"]),
-                                         ("1", ["demo", "ops"]), ("false", ["retired"]), ("0", ["retired"])])
+@pytest.mark.parametrize(
+    "value,names",
+    [
+        ("true", ["demo", "ops"]),
+        ("True", ["demo", "ops"]),
+        ("1", ["demo", "ops"]),
+        ("false", ["retired"]),
+        ("0", ["retired"]),
+    ],
+)
 def test_list_projects_filters_by_enabled(admin_api, projects, value, names):
     response = admin_api.get(PROJECTS + f"?enabled={value}")
     assert sorted(p["name"] for p in response.json()["projects"]) == names
@@ -586,8 +631,12 @@ def test_list_projects_rejects_a_bad_enabled_filter(admin_api, projects):
 
 
 def test_member_cannot_list_projects(member_api):
-    assert_keystone_error(member_api.get(PROJECTS), 403, "Forbidden",
-                          "You are not authorized to perform the requested action: identity:list_projects.")
+    assert_keystone_error(
+        member_api.get(PROJECTS),
+        403,
+        "Forbidden",
+        "You are not authorized to perform the requested action: identity:list_projects.",
+    )
 
 
 def test_listing_projects_needs_a_token(anon_api):
@@ -608,13 +657,13 @@ def test_admin_shows_a_project(admin_api, projects):
 
 def test_member_shows_own_project_only(member_api, projects):
     assert member_api.get(f"{PROJECTS}/{projects['demo'].id}").json()["project"]["name"] == "demo"
-    assert_keystone_error(member_api.get(f"{PROJECTS}/{projects['ops'].id}"), 403, "Forbidden",
-                          "identity:get_project")
+    assert_keystone_error(member_api.get(f"{PROJECTS}/{projects['ops'].id}"), 403, "Forbidden", "identity:get_project")
 
 
 def test_unknown_project_is_404(reader_api):
-    assert_keystone_error(reader_api.get(f"{PROJECTS}/{'f' * 32}"), 404, "Not Found",
-                          f"Could not find project: {'f' * 32}.")
+    assert_keystone_error(
+        reader_api.get(f"{PROJECTS}/{'f' * 32}"), 404, "Not Found", f"Could not find project: {'f' * 32}."
+    )
 
 
 def test_showing_a_project_needs_a_token(anon_api, projects):

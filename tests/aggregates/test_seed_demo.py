@@ -1,11 +1,14 @@
 """manage.py seed_demo: a realistic small cloud, loaded once."""
+
 from io import StringIO
 
 from django.apps import apps
 from django.core.management import call_command
 
-from aggregates import demo
-from aggregates.models import Aggregate, AggregateMetadata, Flavor, Service
+from aggregates.demo import seed as demo
+from aggregates.flavors.models import Flavor
+from aggregates.host_aggregates.models import Aggregate, AggregateMetadata
+from aggregates.hosts.models import Service
 
 
 def every_row():
@@ -23,7 +26,10 @@ def test_seed_builds_the_demo_cloud_and_a_second_run_changes_nothing(db):
     assert Aggregate.objects.count() == len(demo.AGGREGATES)
     assert Flavor.objects.count() == len(demo.FLAVORS) == 12
     assert set(AggregateMetadata.objects.filter(key="availability_zone").values_list("value", flat=True)) == {
-        "az1", "az2", "az3"}
+        "az1",
+        "az2",
+        "az3",
+    }
     assert Service.objects.filter(disabled=True).count() == len(demo.DISABLED_HOSTS)
 
     before = every_row()
@@ -36,11 +42,21 @@ def test_seed_builds_the_demo_cloud_and_a_second_run_changes_nothing(db):
 def test_demo_users_log_in_with_their_roles(db, client):
     call_command("seed_demo", stdout=StringIO())
     for username, role, project, _ in demo.USERS:
-        response = client.post("/identity/v3/auth/tokens", {"auth": {
-            "identity": {"methods": ["password"], "password": {"user": {
-                "name": username, "domain": {"name": "Default"}, "password": demo.DEMO_PASSWORD}}},
-            "scope": {"project": {"name": project, "domain": {"name": "Default"}}}}},
-            content_type="application/json")
+        response = client.post(
+            "/identity/v3/auth/tokens",
+            {
+                "auth": {
+                    "identity": {
+                        "methods": ["password"],
+                        "password": {
+                            "user": {"name": username, "domain": {"name": "Default"}, "password": demo.DEMO_PASSWORD}
+                        },
+                    },
+                    "scope": {"project": {"name": project, "domain": {"name": "Default"}}},
+                }
+            },
+            content_type="application/json",
+        )
         assert response.status_code == 201, response.content
         assert role in {r["name"] for r in response.json()["token"]["roles"]}
 

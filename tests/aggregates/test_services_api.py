@@ -1,5 +1,6 @@
 """os-services through HTTP: the list per microversion, both update styles
 (actions before 2.53, by uuid from 2.53) and delete (§1.3, §2.4)."""
+
 import uuid
 from datetime import timedelta
 
@@ -7,8 +8,12 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from aggregates import services
-from aggregates.models import AggregateHost, ComputeNode, Event, ProviderSyncRequest, Service
+from aggregates import errors
+from aggregates.audit.models import Event
+from aggregates.host_aggregates import services
+from aggregates.host_aggregates.models import AggregateHost
+from aggregates.hosts.models import ComputeNode, Service
+from aggregates.mirroring.models import ProviderSyncRequest
 from tests.helpers import fault
 
 V253_FIELDS = {"binary", "host", "id", "zone", "status", "state", "updated_at", "disabled_reason", "forced_down"}
@@ -79,7 +84,9 @@ def test_list_never_shows_api_services(admin_api, node1):
     other_service("ctl", "nova-metadata")
     other_service("ctl", "nova-scheduler")
     assert [(s["host"], s["binary"]) for s in listing(admin_api)] == [
-        ("node1", "nova-compute"), ("ctl", "nova-scheduler")]
+        ("node1", "nova-compute"),
+        ("ctl", "nova-scheduler"),
+    ]
     assert listing(admin_api, "?binary=nova-osapi_compute") == []
 
 
@@ -107,7 +114,8 @@ def test_list_filters_match_exactly(admin_api, make_host):
     assert [s["binary"] for s in listing(admin_api, "?host=node1")] == ["nova-compute", "nova-scheduler"]
     assert [s["host"] for s in listing(admin_api, "?binary=nova-compute")] == ["node1", "node10"]
     assert [(s["host"], s["binary"]) for s in listing(admin_api, "?host=node1&binary=nova-scheduler")] == [
-        ("node1", "nova-scheduler")]
+        ("node1", "nova-scheduler")
+    ]
     assert listing(admin_api, "?host=NODE1") == []
     assert listing(admin_api, "?host=node") == []
 
@@ -219,8 +227,9 @@ def test_status_change_updates_updated_at(admin_api, node1):
     assert node1.updated_at > before
 
 
-@pytest.mark.parametrize("value, expected", [(True, True), ("true", True), ("yes", True), (False, False),
-                                             ("off", False)])
+@pytest.mark.parametrize(
+    "value, expected", [(True, True), ("true", True), ("yes", True), (False, False), ("off", False)]
+)
 def test_force_down_from_2_11(admin_api, node1, value, expected):
     Service.objects.update(forced_down=not expected)
     response = admin_api.put("/os-services/force-down", {**TARGET, "forced_down": value}, version="2.11")
@@ -232,26 +241,32 @@ def test_force_down_from_2_11(admin_api, node1, value, expected):
 
 def test_force_down_needs_the_field(admin_api, node1):
     before = state()
-    assert fault(admin_api.put("/os-services/force-down", TARGET, version="2.11"), 400,
-                 "badRequest") == "Missing forced_down field"
+    assert (
+        fault(admin_api.put("/os-services/force-down", TARGET, version="2.11"), 400, "badRequest")
+        == "Missing forced_down field"
+    )
     assert state() == before
 
 
 def test_force_down_is_unknown_before_2_11(admin_api, node1):
-    assert fault(admin_api.put("/os-services/force-down", TARGET, version="2.10"), 404,
-                 "itemNotFound") == "Unknown action"
+    assert (
+        fault(admin_api.put("/os-services/force-down", TARGET, version="2.10"), 404, "itemNotFound") == "Unknown action"
+    )
 
 
 def test_forced_down_field_is_refused_before_2_11(admin_api, node1):
-    message = fault(admin_api.put("/os-services/force-down", {**TARGET, "forced_down": True}, version="2.10"),
-                    400, "badRequest")
+    message = fault(
+        admin_api.put("/os-services/force-down", {**TARGET, "forced_down": True}, version="2.10"), 400, "badRequest"
+    )
     assert "'forced_down' was unexpected" in message
 
 
 def test_disable_log_reason_needs_a_reason(admin_api, node1):
     before = state()
-    assert fault(admin_api.put("/os-services/disable-log-reason", TARGET), 400,
-                 "badRequest") == "Missing disabled reason field"
+    assert (
+        fault(admin_api.put("/os-services/disable-log-reason", TARGET), 400, "badRequest")
+        == "Missing disabled reason field"
+    )
     assert state() == before
 
 
@@ -262,16 +277,17 @@ def test_unknown_action_is_404(admin_api, node1):
 def test_action_on_a_non_compute_service_is_400(admin_api, node1):
     other_service("ctl", "nova-scheduler")
     before = state()
-    message = fault(admin_api.put("/os-services/disable", {"host": "ctl", "binary": "nova-scheduler"}), 400,
-                    "badRequest")
-    assert message == ("Updating a nova-scheduler service is not supported. "
-                       "Only nova-compute services can be updated.")
+    message = fault(
+        admin_api.put("/os-services/disable", {"host": "ctl", "binary": "nova-scheduler"}), 400, "badRequest"
+    )
+    assert message == ("Updating a nova-scheduler service is not supported. Only nova-compute services can be updated.")
     assert state() == before
 
 
 def test_action_on_an_unknown_host_is_404(admin_api, node1):
-    message = fault(admin_api.put("/os-services/disable", {"host": "nope", "binary": "nova-compute"}), 404,
-                    "itemNotFound")
+    message = fault(
+        admin_api.put("/os-services/disable", {"host": "nope", "binary": "nova-compute"}), 404, "itemNotFound"
+    )
     assert message.startswith("Could not find binary nova-compute on host nope.")
 
 
@@ -280,20 +296,23 @@ def test_action_host_matches_exactly(admin_api, node1):
     assert compute("node1").disabled is False
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"binary": "nova-compute"}, "'host' is a required property"),
-    ({"host": "node1"}, "'binary' is a required property"),
-    ({**TARGET, "host": "node 1"}, "host"),
-    ({**TARGET, "host": ""}, "host"),
-    ({**TARGET, "host": "n" * 256}, "host"),
-    ({**TARGET, "binary": ""}, "binary"),
-    ({**TARGET, "binary": 7}, "binary"),
-    ({**TARGET, "disabled_reason": ""}, "disabled_reason"),
-    ({**TARGET, "disabled_reason": "r" * 256}, "disabled_reason"),
-    ({**TARGET, "disabled_reason": None}, "disabled_reason"),
-    ({**TARGET, "status": "disabled"}, "'status' was unexpected"),
-    (["node1"], "is not of type 'object'"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"binary": "nova-compute"}, "'host' is a required property"),
+        ({"host": "node1"}, "'binary' is a required property"),
+        ({**TARGET, "host": "node 1"}, "host"),
+        ({**TARGET, "host": ""}, "host"),
+        ({**TARGET, "host": "n" * 256}, "host"),
+        ({**TARGET, "binary": ""}, "binary"),
+        ({**TARGET, "binary": 7}, "binary"),
+        ({**TARGET, "disabled_reason": ""}, "disabled_reason"),
+        ({**TARGET, "disabled_reason": "r" * 256}, "disabled_reason"),
+        ({**TARGET, "disabled_reason": None}, "disabled_reason"),
+        ({**TARGET, "status": "disabled"}, "'status' was unexpected"),
+        (["node1"], "is not of type 'object'"),
+    ],
+)
 def test_action_rejects_bad_input(admin_api, node1, body, field):
     before = state()
     message = fault(admin_api.put("/os-services/disable-log-reason", body), 400, "badRequest")
@@ -302,8 +321,9 @@ def test_action_rejects_bad_input(admin_api, node1, body, field):
 
 
 def test_force_down_rejects_a_non_boolean(admin_api, node1):
-    message = fault(admin_api.put("/os-services/force-down", {**TARGET, "forced_down": "maybe"}, version="2.11"),
-                    400, "badRequest")
+    message = fault(
+        admin_api.put("/os-services/force-down", {**TARGET, "forced_down": "maybe"}, version="2.11"), 400, "badRequest"
+    )
     assert message.startswith("Invalid input for field/attribute forced_down.")
     assert compute("node1").forced_down is False
 
@@ -344,7 +364,11 @@ def test_disable_by_uuid_returns_the_full_service(admin_api, node1):
     assert set(item) == V253_FIELDS
     assert item["id"] == str(node1.uuid)
     assert (item["status"], item["disabled_reason"], item["zone"], item["state"]) == (
-        "disabled", "maintenance", "nova", "up")
+        "disabled",
+        "maintenance",
+        "nova",
+        "up",
+    )
     node1.refresh_from_db()
     assert node1.disabled is True and node1.disabled_reason == "maintenance"
     assert Event.objects.filter(event_type="service.update", object_uuid=str(node1.uuid)).count() == 1
@@ -408,28 +432,31 @@ def test_update_of_a_non_compute_service_is_400(admin_api, node1):
 
 def test_update_of_an_unknown_uuid_is_404(admin_api, node1):
     missing = uuid.uuid4()
-    message = fault(admin_api.put(f"/os-services/{missing}", {"status": "disabled"}, version="2.53"), 404,
-                    "itemNotFound")
+    message = fault(
+        admin_api.put(f"/os-services/{missing}", {"status": "disabled"}, version="2.53"), 404, "itemNotFound"
+    )
     assert message == f"Service {missing} could not be found."
 
 
 @pytest.mark.parametrize("ref", ["disable", "1", "not-a-uuid"])
 def test_update_path_must_be_a_uuid_from_2_53(admin_api, node1, ref):
-    message = fault(admin_api.put(f"/os-services/{ref}", {"status": "disabled"}, version="2.53"), 400,
-                    "badRequest")
+    message = fault(admin_api.put(f"/os-services/{ref}", {"status": "disabled"}, version="2.53"), 400, "badRequest")
     assert message == f"Invalid uuid {ref}"
     assert compute("node1").disabled is False
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"status": "paused"}, "status"),
-    ({"status": None}, "status"),
-    ({"status": "disabled", "disabled_reason": ""}, "disabled_reason"),
-    ({"status": "disabled", "disabled_reason": "r" * 256}, "disabled_reason"),
-    ({"forced_down": "maybe"}, "forced_down"),
-    ({"status": "disabled", "host": "node1"}, "'host' was unexpected"),
-    ("disabled", "is not of type 'object'"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"status": "paused"}, "status"),
+        ({"status": None}, "status"),
+        ({"status": "disabled", "disabled_reason": ""}, "disabled_reason"),
+        ({"status": "disabled", "disabled_reason": "r" * 256}, "disabled_reason"),
+        ({"forced_down": "maybe"}, "forced_down"),
+        ({"status": "disabled", "host": "node1"}, "'host' was unexpected"),
+        ("disabled", "is not of type 'object'"),
+    ],
+)
 def test_update_rejects_bad_input(admin_api, node1, body, field):
     before = state()
     message = fault(put(admin_api, node1, body), 400, "badRequest")
@@ -444,8 +471,10 @@ def test_update_rejects_malformed_json(admin_api, node1):
 
 def test_update_checks_the_body_then_the_uuid_then_the_policy(member_api, node1):
     assert "status" in fault(member_api.put("/os-services/x", {"status": "on"}, version="2.53"), 400, "badRequest")
-    assert fault(member_api.put("/os-services/x", {"status": "enabled"}, version="2.53"), 400,
-                 "badRequest") == "Invalid uuid x"
+    assert (
+        fault(member_api.put("/os-services/x", {"status": "enabled"}, version="2.53"), 400, "badRequest")
+        == "Invalid uuid x"
+    )
     fault(put(member_api, node1, {"status": "disabled"}), 403, "forbidden")
     assert compute("node1").disabled is False
 
@@ -472,8 +501,7 @@ def test_delete_compute_service_by_id(admin_api, make_host, system):
     assert response.content == b""
     assert not Service.objects.filter(host="node1").exists()
     assert not ComputeNode.objects.filter(host="node1").exists()
-    assert sorted(AggregateHost.objects.values_list("aggregate_id", "host")) == [
-        (rack.id, "node2"), (fast.id, "node2")]
+    assert sorted(AggregateHost.objects.values_list("aggregate_id", "host")) == [(rack.id, "node2"), (fast.id, "node2")]
     # The host left each aggregate through the aggregate API, with its events.
     removed = Event.objects.filter(event_type="aggregate.remove_host.end").order_by("id")
     assert [e.object_id for e in removed] == [str(rack.id), str(fast.id)]
@@ -503,11 +531,14 @@ def test_delete_compute_service_writes_a_provider_deletion_per_node(admin_api, m
     assert provider_rows(ProviderSyncRequest.DELETE) == ["node1", "node1-b"]
 
 
-@pytest.mark.parametrize("request_args", [
-    ("put", "/os-services/disable", TARGET, None),
-    ("put", "/os-services/disable-log-reason", {**TARGET, "disabled_reason": "new disk"}, None),
-    ("put", "uuid", {"status": "disabled"}, "2.53"),
-])
+@pytest.mark.parametrize(
+    "request_args",
+    [
+        ("put", "/os-services/disable", TARGET, None),
+        ("put", "/os-services/disable-log-reason", {**TARGET, "disabled_reason": "new disk"}, None),
+        ("put", "uuid", {"status": "disabled"}, "2.53"),
+    ],
+)
 def test_enabling_and_disabling_have_the_providers_follow(admin_api, node1, request_args):
     method, path, body, version = request_args
     ProviderSyncRequest.objects.all().delete()  # the registration's
@@ -546,8 +577,9 @@ def test_delete_of_a_host_with_instances_is_409(admin_api, make_host, system, no
     services.add_host(system, aggregate.id, "node1")
     before = state()
     message = fault(admin_api.delete(f"/os-services/{compute('node1').id}"), 409, "conflictingRequest")
-    assert message.startswith("Unable to delete compute service that is hosting instances. "
-                              "Migrate or delete the instances first")
+    assert message.startswith(
+        "Unable to delete compute service that is hosting instances. Migrate or delete the instances first"
+    )
     assert state() == before
     assert not Event.objects.filter(event_type__startswith="service.delete").exists()
 
@@ -564,10 +596,10 @@ def test_delete_is_all_or_nothing(admin_api, make_host, system, monkeypatch):
 
     def remove_host_failing_on_second(caller, aggregate_id, host):
         if aggregate_id == second.id:
-            raise services.Conflict("placement is unreachable")
+            raise errors.Conflict("placement is unreachable")
         return real_remove_host(caller, aggregate_id, host)
 
-    monkeypatch.setattr("aggregates.services.hosts.aggregates.remove_host", remove_host_failing_on_second)
+    monkeypatch.setattr("aggregates.hosts.services.aggregate_services.remove_host", remove_host_failing_on_second)
     fault(admin_api.delete(f"/os-services/{compute('node1').id}"), 409, "conflictingRequest")
     assert state() == before
     assert Event.objects.count() == events_before
@@ -576,8 +608,10 @@ def test_delete_is_all_or_nothing(admin_api, make_host, system, monkeypatch):
 def test_delete_of_an_unknown_service_is_404(admin_api, node1):
     assert fault(admin_api.delete("/os-services/999"), 404, "itemNotFound") == "Service 999 not found."
     missing = uuid.uuid4()
-    assert fault(admin_api.delete(f"/os-services/{missing}", version="2.53"), 404,
-                 "itemNotFound") == f"Service {missing} not found."
+    assert (
+        fault(admin_api.delete(f"/os-services/{missing}", version="2.53"), 404, "itemNotFound")
+        == f"Service {missing} not found."
+    )
 
 
 @pytest.mark.parametrize("ref", ["abc", "1.5", "{node_uuid}"])

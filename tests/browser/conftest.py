@@ -2,14 +2,21 @@
 server loaded with the demo cloud. They skip, saying why, when chromium or
 Playwright is missing. Screenshots go to tests/browser/screenshots/ (git-ignored);
 the README's go to docs/screenshots/."""
+
 import os
 from pathlib import Path
 
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "tests" / "browser" / "screenshots"
 README_SCREENSHOTS = ROOT / "docs" / "screenshots"
@@ -50,7 +57,7 @@ def server_url(live_server, transactional_db):
 def _seed_demo():
     from django.core.management import call_command
 
-    from aggregates import demo
+    from aggregates.demo import seed as demo
 
     call_command("seed_demo", verbosity=0)
     demo.heartbeat()
@@ -66,7 +73,7 @@ def demo_url(server_url):
 @pytest.fixture
 def mirrored_demo_url(server_url, settings, monkeypatch):
     """The live server serving the demo cloud, mirrored into its own placement."""
-    from aggregates import placement_client
+    from aggregates.mirroring import placement_client
     from placement.standards import sync_standard_names
 
     # Transactional tests empty the tables, standard resource classes and traits included.

@@ -1,4 +1,5 @@
 """The seed walkthrough, clicked through the console in headless Chromium."""
+
 import re
 from datetime import timedelta
 
@@ -6,8 +7,11 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from aggregates import demo, services
-from aggregates.models import Aggregate, Flavor, Service
+from aggregates.demo import seed as demo
+from aggregates.flavors.models import Flavor
+from aggregates.host_aggregates import services
+from aggregates.host_aggregates.models import Aggregate
+from aggregates.hosts.models import Service
 
 from .conftest import log_in, screenshot
 
@@ -142,8 +146,13 @@ def test_readme_screenshots_of_the_demo(page, dark_page, mirrored_demo_url):
     screenshot(page, "aggregate", readme=True)
     page.goto(f"{demo_url}/aggregates/")
     screenshot(page, "aggregates")
-    for name, path in (("zones", "/zones/"), ("hosts", "/hosts/"), ("flavors", "/flavors/"),
-                       ("providers", "/resource-providers/"), ("events", "/events/")):
+    for name, path in (
+        ("zones", "/zones/"),
+        ("hosts", "/hosts/"),
+        ("flavors", "/flavors/"),
+        ("providers", "/resource-providers/"),
+        ("events", "/events/"),
+    ):
         page.goto(demo_url + path)
         expect(page.locator("h1")).to_be_visible()
         screenshot(page, name)

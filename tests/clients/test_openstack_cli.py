@@ -1,36 +1,22 @@
 """End to end: the stock ``openstack`` CLI logs in to a live Corral with a
 password and manages aggregates.
 
-The CLI is the one named by $OPENSTACK_CLI, else ``openstack`` on PATH, else
-/tmp/oscvenv/bin/openstack (``pip install python-openstackclient osc-placement``
-in a venv of its own). Without one, this module is skipped.
+The CLI is the one named by $OPENSTACK_CLI, else the pinned one that
+tests/provision.py installs into var/oscvenv on first use.
 """
+
 import json
 import os
-import shutil
 import subprocess
 
 import pytest
 
-from aggregates import identity
-from aggregates.models import Aggregate
+from aggregates.host_aggregates.models import Aggregate
+from aggregates.identity import services as identity
+from tests import provision
 from tests.conftest import make_user
 
-
-def find_openstack_cli():
-    configured = os.environ.get("OPENSTACK_CLI")
-    if configured:
-        return shutil.which(configured)
-    return shutil.which("openstack") or shutil.which("/tmp/oscvenv/bin/openstack")
-
-
-OPENSTACK = find_openstack_cli()
-if OPENSTACK is None:
-    pytest.skip(
-        f"no openstack CLI found (OPENSTACK_CLI={os.environ.get('OPENSTACK_CLI', '')!r}): set OPENSTACK_CLI, put `openstack` on PATH, or "
-        "`python -m venv /tmp/oscvenv && /tmp/oscvenv/bin/pip install python-openstackclient osc-placement`",
-        allow_module_level=True,
-    )
+OPENSTACK = provision.openstack_cli()  # installed into var/oscvenv on first use
 
 PASSWORD = "cli-secret"
 CLOUDS_YAML = """\
@@ -61,7 +47,8 @@ def cloud(live_server, transactional_db, settings, tmp_path):
     user.set_password(PASSWORD)
     user.save()
     (tmp_path / "clouds.yaml").write_text(
-        CLOUDS_YAML.format(base=live_server.url, password=PASSWORD, region=settings.REGION_NAME))
+        CLOUDS_YAML.format(base=live_server.url, password=PASSWORD, region=settings.REGION_NAME)
+    )
     # OS_* variables would override clouds.yaml; HOME keeps the user's own
     # clouds.yaml out, and the current directory's comes first.
     env = {key: value for key, value in os.environ.items() if not key.startswith("OS_")}
@@ -69,8 +56,14 @@ def cloud(live_server, transactional_db, settings, tmp_path):
     env.pop("XDG_CONFIG_HOME", None)
 
     def run(*args):
-        done = subprocess.run([OPENSTACK, "--os-cloud", "corral", *args], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=180)
+        done = subprocess.run(
+            [OPENSTACK, "--os-cloud", "corral", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         return done.returncode, done.stdout, done.stderr
 
     run.user, run.project = user, project
@@ -110,8 +103,7 @@ def test_aggregate_lifecycle(cloud):
     assert created["id"] == aggregate.id
 
     listed = run_json(cloud, "aggregate", "list")
-    assert [(a["Name"], a["Availability Zone"], a["UUID"]) for a in listed] == \
-           [("agg1", "az1", str(aggregate.uuid))]
+    assert [(a["Name"], a["Availability Zone"], a["UUID"]) for a in listed] == [("agg1", "az1", str(aggregate.uuid))]
 
     shown = run_json(cloud, "aggregate", "show", "agg1")
     assert (shown["id"], shown["availability_zone"], shown["properties"]) == (aggregate.id, "az1", {})

@@ -1,9 +1,10 @@
 """Console test fixtures: logged-in clients for each kind of console user."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from aggregates import identity
+from aggregates.identity import services as identity
 
 
 def _client_for(user):
@@ -32,7 +33,7 @@ def non_staff_client(db):
 
 @pytest.fixture
 def demo(db):
-    from aggregates import demo as demo_data
+    from aggregates.demo import seed as demo_data
 
     demo_data.seed(out=lambda line: None)
     demo_data.heartbeat()

@@ -1,9 +1,13 @@
 """Who reaches the console: anonymous and non-staff users are sent to log in,
 readers see every page but change nothing, admins may change."""
+
 import pytest
 
-from aggregates import services
-from aggregates.models import Aggregate, AggregateHost, AggregateMetadata, Event, Flavor, FlavorExtraSpec, Service
+from aggregates.audit.models import Event
+from aggregates.flavors.models import Flavor, FlavorExtraSpec
+from aggregates.host_aggregates import services
+from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
+from aggregates.hosts.models import Service
 
 
 @pytest.fixture
@@ -12,7 +16,7 @@ def world(system, make_host):
     make_host("node2")
     aggregate = services.create_aggregate(system, "fast-io", "nova")
     services.add_host(system, aggregate.id, "node1")
-    from aggregates.services import flavors
+    from aggregates.flavors import services as flavors
 
     flavors.create_flavor(system, name="ssd.large", flavorid="ssd.large", ram=1024, vcpus=1, disk=10)
     flavors.set_extra_specs(system, "ssd.large", {"aggregate_instance_extra_specs:ssd": "true"})
@@ -20,8 +24,18 @@ def world(system, make_host):
 
 
 def read_pages(aggregate):
-    return ["/", "/aggregates/", f"/aggregates/{aggregate.id}/", "/zones/", "/hosts/", "/hosts/node1/",
-            "/flavors/", "/flavors/ssd.large/", "/resource-providers/", "/events/"]
+    return [
+        "/",
+        "/aggregates/",
+        f"/aggregates/{aggregate.id}/",
+        "/zones/",
+        "/hosts/",
+        "/hosts/node1/",
+        "/flavors/",
+        "/flavors/ssd.large/",
+        "/resource-providers/",
+        "/events/",
+    ]
 
 
 def form_pages(aggregate):
@@ -79,7 +93,7 @@ def test_staff_without_reader_or_admin_role_are_refused(db, role):
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from aggregates import identity
+    from aggregates.identity import services as identity
 
     user = get_user_model().objects.create_user("staff", password="pw", is_staff=True)
     if role:
@@ -130,8 +144,14 @@ def test_admins_can_apply_every_action(admin_client, world):
 
 
 def test_every_form_has_a_csrf_token(admin_client, world):
-    for url in (f"/aggregates/{world.id}/", "/aggregates/new/", f"/aggregates/{world.id}/edit/", "/hosts/node1/",
-                "/flavors/new/", "/flavors/ssd.large/"):
+    for url in (
+        f"/aggregates/{world.id}/",
+        "/aggregates/new/",
+        f"/aggregates/{world.id}/edit/",
+        "/hosts/node1/",
+        "/flavors/new/",
+        "/flavors/ssd.large/",
+    ):
         content = admin_client.get(url).content.decode()
         assert content.count('method="post"') == content.count("csrfmiddlewaretoken"), url
 

@@ -1,4 +1,5 @@
 """The console's overview page."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client

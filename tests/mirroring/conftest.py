@@ -1,8 +1,9 @@
-"""Fixtures running an upstream Placement service (openstack-placement in the
-virtualenv named by UPSTREAM_PLACEMENT_VENV, default /tmp/upstream-placement-venv)
-with a SQLite file and noauth2, as /work/shared/conformance/README.md does.
-Tests needing it are skipped when that virtualenv is missing. Also Corral's
-own placement (``own_placement``) and both in turn (``any_placement``)."""
+"""Fixtures running an upstream Placement service (openstack-placement 16.0.0,
+installed into var/upstream-placement-venv on first use by tests/provision.py,
+or the virtualenv named by UPSTREAM_PLACEMENT_VENV) with a SQLite file and
+noauth2, as /work/shared/conformance/README.md does. Also Corral's own
+placement (``own_placement``) and both in turn (``any_placement``)."""
+
 import os
 import signal
 import socket
@@ -17,17 +18,13 @@ import pytest
 import requests
 from django.utils import timezone
 
-from aggregates import mirroring, placement_client
-from aggregates.models import ProviderSyncRequest
-from aggregates.placement_client import PlacementClient
+from aggregates.mirroring import applier, placement_client
+from aggregates.mirroring.models import ProviderSyncRequest
+from aggregates.mirroring.placement_client import PlacementClient
 from placement.standards import sync_standard_names
+from tests import provision
 
-UPSTREAM_VENV = Path(os.environ.get("UPSTREAM_PLACEMENT_VENV", "/tmp/upstream-placement-venv"))
-INSTALL_HINT = (
-    f"upstream Placement is not installed in {UPSTREAM_VENV}: create it with "
-    f"`python3 -m venv {UPSTREAM_VENV} && {UPSTREAM_VENV}/bin/pip install openstack-placement==16.0.0 gunicorn` "
-    "or point UPSTREAM_PLACEMENT_VENV at such a virtualenv"
-)
+UPSTREAM_VENV = provision.upstream_placement_venv()  # installed into var/ on first use
 CONFIG = """[api]
 auth_strategy = noauth2
 [oslo_policy]
@@ -56,18 +53,38 @@ class UpstreamPlacement:
         self.env = {**os.environ, "OS_PLACEMENT_CONFIG_DIR": str(self.workdir)}
         (self.workdir / "placement.conf").write_text(CONFIG.format(db=self.workdir / "placement.db"))
         subprocess.run(
-            [str(UPSTREAM_VENV / "bin/placement-manage"), "--config-file", str(self.workdir / "placement.conf"),
-             "db", "sync"],
-            cwd=self.workdir, env=self.env, check=True, capture_output=True, timeout=120,
+            [
+                str(UPSTREAM_VENV / "bin/placement-manage"),
+                "--config-file",
+                str(self.workdir / "placement.conf"),
+                "db",
+                "sync",
+            ],
+            cwd=self.workdir,
+            env=self.env,
+            check=True,
+            capture_output=True,
+            timeout=120,
         )
 
     def start(self):
         log = open(self.workdir / "server.log", "ab")
         self.process = subprocess.Popen(
-            [str(UPSTREAM_VENV / "bin/gunicorn"), "-b", f"127.0.0.1:{self.port}", "-w", "1",
-             "--no-control-socket", "placement.wsgi.api:application"],
+            [
+                str(UPSTREAM_VENV / "bin/gunicorn"),
+                "-b",
+                f"127.0.0.1:{self.port}",
+                "-w",
+                "1",
+                "--no-control-socket",
+                "placement.wsgi.api:application",
+            ],
             # Run from the work directory: from /work/main, "placement" would be ours.
-            cwd=self.workdir, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=self.workdir,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -113,8 +130,11 @@ class UpstreamPlacement:
 
     def set_aggregates(self, provider_uuid, aggregates):
         generation = self.call("GET", f"/resource_providers/{provider_uuid}/aggregates")["resource_provider_generation"]
-        self.call("PUT", f"/resource_providers/{provider_uuid}/aggregates",
-                  {"aggregates": sorted(str(a) for a in aggregates), "resource_provider_generation": generation})
+        self.call(
+            "PUT",
+            f"/resource_providers/{provider_uuid}/aggregates",
+            {"aggregates": sorted(str(a) for a in aggregates), "resource_provider_generation": generation},
+        )
 
     def provider_exists(self, provider_uuid):
         response = requests.get(f"{self.url}/resource_providers/{provider_uuid}", headers=ADMIN_HEADERS, timeout=10)
@@ -138,8 +158,6 @@ class UpstreamPlacement:
 
 @pytest.fixture(scope="session")
 def upstream_placement():
-    if not (UPSTREAM_VENV / "bin/gunicorn").exists() or not (UPSTREAM_VENV / "bin/placement-manage").exists():
-        pytest.skip(INSTALL_HINT)
     with tempfile.TemporaryDirectory(prefix="upstream-placement-") as workdir:
         server = UpstreamPlacement(workdir)
         server.start()
@@ -232,7 +250,7 @@ def compute_host(make_host, placement):
 def apply_provider_rows():
     """Apply the pending resource provider rows now (in a test whose
     transaction never commits, nothing else does)."""
-    mirroring.apply_rows(list(ProviderSyncRequest.objects.filter(status=ProviderSyncRequest.PENDING)))
+    applier.apply_rows(list(ProviderSyncRequest.objects.filter(status=ProviderSyncRequest.PENDING)))
 
 
 @pytest.fixture

@@ -1,20 +1,17 @@
 """Host aggregate changes show up in placement (upstream Placement, Celery eager)."""
+
 import logging
 import uuid
 
 import pytest
 from django_celery_beat.models import PeriodicTask
 
-from aggregates import mirroring, tasks
-from aggregates.models import (
-    AggregateHost,
-    ComputeNode,
-    PlacementMirrorRequest,
-    ProviderSyncRequest,
-    ReconciliationRun,
-)
-from aggregates.placement_client import PlacementClient
-from aggregates.services.hosts import delete_service
+from aggregates.host_aggregates.models import AggregateHost
+from aggregates.hosts.models import ComputeNode
+from aggregates.hosts.services import delete_service
+from aggregates.mirroring import applier, drift, reconciler, tasks
+from aggregates.mirroring.models import PlacementMirrorRequest, ProviderSyncRequest, ReconciliationRun
+from aggregates.mirroring.placement_client import PlacementClient
 from config import celery_app
 from tests.mirroring.conftest import make_due
 
@@ -104,8 +101,9 @@ def test_creating_and_updating_aggregates_leaves_placement_alone(admin_api, comp
     node = compute_host("h1")
     aggregate = create_aggregate(admin_api, "agg1", zone="az1")
     assert admin_api.put(f"/os-aggregates/{aggregate['id']}", {"aggregate": {"name": "agg2"}}).status_code == 200
-    response = admin_api.post(f"/os-aggregates/{aggregate['id']}/action",
-                              {"set_metadata": {"metadata": {"ssd": "true"}}})
+    response = admin_api.post(
+        f"/os-aggregates/{aggregate['id']}/action", {"set_metadata": {"metadata": {"ssd": "true"}}}
+    )
     assert response.status_code == 200
     assert not Request.objects.exists()
     assert placement.aggregates_of(node.uuid) == set()
@@ -156,9 +154,9 @@ def test_placement_down_during_add_host(admin_api, compute_host, placement, capl
     assert "Unable to communicate" in row.last_error and row.next_attempt_at > row.updated_at
 
     placement.start()
-    assert mirroring.drain_pending() == {Request.DONE: 0, Request.PENDING: 0, Request.FAILED: 0}  # not due yet
+    assert applier.drain_pending() == {Request.DONE: 0, Request.PENDING: 0, Request.FAILED: 0}  # not due yet
     make_due(row)
-    assert mirroring.drain_pending()[Request.DONE] == 1
+    assert applier.drain_pending()[Request.DONE] == 1
     row.refresh_from_db()
     assert (row.status, row.last_error) == (Request.DONE, "")
     assert placement.aggregates_of(node.uuid) == {aggregate["uuid"]}
@@ -175,7 +173,7 @@ def test_provider_not_found_keeps_the_row_pending_until_it_exists(admin_api, com
     assert row.status == Request.PENDING
     placement.create_provider(node.uuid, "h1")
     make_due(row)
-    mirroring.drain_pending()
+    applier.drain_pending()
     assert placement.aggregates_of(node.uuid) == {aggregate["uuid"]}
 
 
@@ -196,12 +194,12 @@ def test_gives_up_after_the_configured_attempts(admin_api, compute_host, placeme
     add_host(admin_api, create_aggregate(admin_api, "agg1"), "h1")
     row = only_row()
     make_due(row)
-    mirroring.drain_pending()
+    applier.drain_pending()
     row.refresh_from_db()
     assert (row.status, row.attempts) == (Request.FAILED, 2)
     assert "1 of 1 request(s) not applied (0 will be retried, 1 given up)" in caplog.text
     make_due(row)
-    assert mirroring.drain_pending() == {Request.DONE: 0, Request.PENDING: 0, Request.FAILED: 0}
+    assert applier.drain_pending() == {Request.DONE: 0, Request.PENDING: 0, Request.FAILED: 0}
 
 
 @pytest.fixture
@@ -225,8 +223,9 @@ def forget_connections():
 
 
 @transactional
-def test_broker_unreachable_leaves_the_row_for_the_drain(admin_api, compute_host, placement, broker_unreachable,
-                                                        caplog):
+def test_broker_unreachable_leaves_the_row_for_the_drain(
+    admin_api, compute_host, placement, broker_unreachable, caplog
+):
     node = compute_host("h1")
     aggregate = create_aggregate(admin_api, "agg1")
     with caplog.at_level(logging.WARNING, logger="aggregates.mirroring"):
@@ -253,7 +252,7 @@ def test_a_late_row_applies_the_current_membership(admin_api, compute_host, plac
     placement.start()
     placement.set_aggregates(node.uuid, [aggregate["uuid"]])
     add_row = Request.objects.get(action=Request.ADD)
-    assert mirroring.apply_request(add_row.pk).status == Request.DONE
+    assert applier.apply_request(add_row.pk).status == Request.DONE
     assert placement.aggregates_of(node.uuid) == set()
 
 
@@ -273,7 +272,7 @@ def test_drift_report(admin_api, compute_host, placement):
     placement.set_aggregates(stale.uuid, [aggregate["uuid"]])
     placement.set_aggregates(unknown, [aggregate["uuid"]])
 
-    report = mirroring.drift_report(PlacementClient())
+    report = drift.drift_report(PlacementClient())
     assert report.placement_requests == 1 + 2  # one listing, one member_of per aggregate
     first, second = report.aggregates
     assert first.aggregate.name == "agg1" and first.drifted
@@ -295,14 +294,14 @@ def test_reconcile_reads_once_per_aggregate_and_writes_per_drifted_association(a
     aggregates = [create_aggregate(admin_api, f"agg{i}") for i in range(3)]
     for index, node in enumerate(hosts):
         add_host(admin_api, aggregates[index % 3], node.host)
-    in_sync = mirroring.reconcile(ReconciliationRun.COMMAND)
+    in_sync = reconciler.reconcile(ReconciliationRun.COMMAND)
     assert in_sync.run.placement_requests == 1 + 3
     assert (in_sync.run.added, in_sync.run.exit_code) == (0, 0)
 
     drifted = hosts[:2]
     for node in drifted:
         placement.set_aggregates(node.uuid, [])
-    repaired = mirroring.reconcile(ReconciliationRun.COMMAND)
+    repaired = reconciler.reconcile(ReconciliationRun.COMMAND)
     # A GET and a PUT per repair, and the providers whose generation moved
     # behind Corral's back have their inventories and traits read.
     assert repaired.run.placement_requests == 1 + 3 + 2 * len(drifted) + 2 * len(drifted)
@@ -315,9 +314,9 @@ def test_reconcile_reads_once_per_aggregate_and_writes_per_drifted_association(a
 
 @pytest.mark.django_db
 def test_schedules_are_in_the_database():
-    reconcile = PeriodicTask.objects.get(task="aggregates.tasks.reconcile_placement_aggregates")
+    reconcile = PeriodicTask.objects.get(task="corral.mirroring.reconcile_placement_aggregates")
     assert (reconcile.interval.every, reconcile.interval.period, reconcile.enabled) == (10, "minutes", True)
-    drain = PeriodicTask.objects.get(task="aggregates.tasks.drain_mirror_requests")
+    drain = PeriodicTask.objects.get(task="corral.mirroring.drain_mirror_requests")
     assert (drain.interval.every, drain.interval.period) == (1, "minutes")
 
 

@@ -1,10 +1,11 @@
 """The same mirroring against Corral's own placement (served by live_server),
 in keystone mode: the client authenticates with the token Corral issues for
 its service user."""
+
 import pytest
 
-from aggregates import mirroring
-from aggregates.models import PlacementMirrorRequest, ReconciliationRun
+from aggregates.mirroring import reconciler
+from aggregates.mirroring.models import PlacementMirrorRequest, ReconciliationRun
 from tests.mirroring.test_mirroring import add_host, create_aggregate
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,6 +19,6 @@ def test_add_host_and_reconcile_against_our_placement(admin_api, make_host, own_
     assert own_placement.aggregates_of(node.uuid) == {aggregate["uuid"]}
 
     own_placement.set_aggregates(node.uuid, [])
-    result = mirroring.reconcile(ReconciliationRun.COMMAND)
+    result = reconciler.reconcile(ReconciliationRun.COMMAND)
     assert (result.run.added, result.run.exit_code) == (1, 0)
     assert own_placement.aggregates_of(node.uuid) == {aggregate["uuid"]}

@@ -1,12 +1,14 @@
 """PlacementClient against an upstream Placement service."""
+
 import threading
 import uuid
 
 import pytest
 import requests
 
-from aggregates import identity, placement_client
-from aggregates.placement_client import (
+from aggregates.identity import services as identity
+from aggregates.mirroring import placement_client
+from aggregates.mirroring.placement_client import (
     AGGREGATES_VERSION,
     CONFLICT_ATTEMPTS,
     GenerationConflict,
@@ -199,15 +201,34 @@ def test_keystone_mode_uses_a_token_of_corrals_service_user(db, settings, fresh_
 
 
 def vcpu(total):
-    return {"VCPU": {"total": total, "reserved": 0, "min_unit": 1, "max_unit": total, "step_size": 1,
-                     "allocation_ratio": 4.0}}
+    return {
+        "VCPU": {
+            "total": total,
+            "reserved": 0,
+            "min_unit": 1,
+            "max_unit": total,
+            "step_size": 1,
+            "allocation_ratio": 4.0,
+        }
+    }
 
 
 def test_inventory_conflict_is_retried_from_a_fresh_read(placement, provider):
     """A trait added between our read and our write bumps the generation."""
-    competing = iter([lambda: placement.call("PUT", f"/resource_providers/{provider}/traits", {
-        "traits": ["HW_CPU_X86_AVX2"],
-        "resource_provider_generation": placement.call("GET", f"/resource_providers/{provider}")["generation"]})])
+    competing = iter(
+        [
+            lambda: placement.call(
+                "PUT",
+                f"/resource_providers/{provider}/traits",
+                {
+                    "traits": ["HW_CPU_X86_AVX2"],
+                    "resource_provider_generation": placement.call("GET", f"/resource_providers/{provider}")[
+                        "generation"
+                    ],
+                },
+            )
+        ]
+    )
     session = RecordingSession(before_put=lambda: next(competing, lambda: None)())
     update = PlacementClient(session=session).set_inventories(provider, vcpu(8), ("VCPU", "MEMORY_MB"))
     assert update.changed and update.generation > update.generation_before
@@ -227,9 +248,17 @@ def test_same_inventories_are_not_written_again(placement, provider):
 def test_removing_an_allocated_class_is_inventory_in_use(placement, provider):
     client = PlacementClient()
     client.set_inventories(provider, vcpu(8), ("VCPU",))
-    placement.call("PUT", f"/allocations/{new_uuid()}", {
-        "allocations": {provider: {"resources": {"VCPU": 2}}}, "project_id": new_uuid(), "user_id": new_uuid(),
-        "consumer_generation": None, "consumer_type": "INSTANCE"})
+    placement.call(
+        "PUT",
+        f"/allocations/{new_uuid()}",
+        {
+            "allocations": {provider: {"resources": {"VCPU": 2}}},
+            "project_id": new_uuid(),
+            "user_id": new_uuid(),
+            "consumer_generation": None,
+            "consumer_type": "INSTANCE",
+        },
+    )
     with pytest.raises(InventoryInUse) as caught:
         client.set_inventories(provider, {}, ("VCPU",))
     assert (caught.value.status, caught.value.code) == (409, "placement.inventory.inuse")

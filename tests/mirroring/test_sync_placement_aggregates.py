@@ -1,13 +1,16 @@
 """``manage.py sync_placement_aggregates`` against upstream Placement."""
+
 import io
 import uuid
 
 import pytest
 from django.core.management import call_command
 
-from aggregates import mirroring
-from aggregates.models import Aggregate, AggregateHost, ComputeNode, PlacementMirrorRequest, ReconciliationRun
-from aggregates.placement_client import GenerationConflict, PlacementClient, PlacementError
+from aggregates.host_aggregates.models import Aggregate, AggregateHost
+from aggregates.hosts.models import ComputeNode
+from aggregates.mirroring import reconciler
+from aggregates.mirroring.models import PlacementMirrorRequest, ReconciliationRun
+from aggregates.mirroring.placement_client import GenerationConflict, PlacementClient, PlacementError
 
 pytestmark = pytest.mark.django_db
 
@@ -51,8 +54,7 @@ def test_adds_the_missing_associations(aggregate_with, placement):
     assert lines[0] == "Checking the resource providers of compute nodes"
     start = lines.index("Filling in missing placement aggregates")
     assert lines[start + 1] == "Processing aggregate: agg1"
-    assert (f"Successfully added host (h1) and provider ({provider_of('h1')}) to aggregate ({aggregate.uuid})."
-            in lines)
+    assert f"Successfully added host (h1) and provider ({provider_of('h1')}) to aggregate ({aggregate.uuid})." in lines
     assert f"Host (h2) and provider ({provider_of('h2')}) are already in aggregate ({aggregate.uuid})." in lines
     assert lines[-1].startswith("Placement aggregates: 1 missing, 0 stale") and "1 added" in lines[-1]
     assert placement.aggregates_of(provider_of("h1")) == {str(aggregate.uuid)}
@@ -67,7 +69,7 @@ def test_without_verbose_prints_only_the_summary(aggregate_with, placement):
     assert out.splitlines() == [
         "Placement resource providers: 0 created, 0 inventories updated, 0 disabled traits changed.",
         "Placement aggregates: 1 missing, 0 stale, 0 on unknown providers, 0 node(s) without provider; "
-        "1 added, 0 removed, 0 failed."
+        "1 added, 0 removed, 0 failed.",
     ]
 
 
@@ -75,8 +77,9 @@ def test_dry_run_shows_the_drift_and_changes_nothing(aggregate_with, compute_hos
     aggregate = aggregate_with("agg1", "h1")
     compute_host("gone")
     placement.set_aggregates(provider_of("gone"), [aggregate.uuid])
-    pending = PlacementMirrorRequest.objects.create(aggregate_uuid=aggregate.uuid, aggregate_name="agg1", host="h1",
-                                                    action=PlacementMirrorRequest.ADD)
+    pending = PlacementMirrorRequest.objects.create(
+        aggregate_uuid=aggregate.uuid, aggregate_name="agg1", host="h1", action=PlacementMirrorRequest.ADD
+    )
     code, out, _ = sync("--dry-run", "--prune")
     assert code == 0
     assert f"Would add host (h1) and provider ({provider_of('h1')}) to aggregate ({aggregate.uuid})." in out
@@ -149,8 +152,10 @@ def test_dry_run_exits_6_when_a_host_has_no_provider(aggregate_with, placement):
     aggregate_with("agg2", "lost", with_provider=False)
     code, out, err = sync("--dry-run")
     assert code == 6
-    assert ("Unable to find matching resource provider record in placement with uuid for the following hosts: "
-            f"(lost={provider_of('lost')}).") in err
+    assert (
+        "Unable to find matching resource provider record in placement with uuid for the following hosts: "
+        f"(lost={provider_of('lost')})."
+    ) in err
     assert "Would create the resource provider of compute node lost" in out
     assert not placement.provider_exists(provider_of("lost"))
 
@@ -207,8 +212,10 @@ def test_exit_3_when_an_update_fails_and_the_others_are_still_made(aggregate_wit
     monkeypatch.setattr(PlacementClient, "update_provider_aggregates", conflicted_for_h1)
     code, _, err = sync()
     assert code == 3
-    assert (f"Failed updating provider aggregates for host (h1), provider ({provider_of('h1')}) and aggregate "
-            f"({aggregate.uuid}). Error: provider kept changing") in err
+    assert (
+        f"Failed updating provider aggregates for host (h1), provider ({provider_of('h1')}) and aggregate "
+        f"({aggregate.uuid}). Error: provider kept changing"
+    ) in err
     assert placement.aggregates_of(provider_of("h2")) == {str(aggregate.uuid)}
     assert ReconciliationRun.objects.get().failures == 1
 
@@ -217,7 +224,7 @@ def test_exit_255_on_an_unexpected_error(placement, monkeypatch):
     def broken(*args):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(mirroring, "drift_report", broken)
+    monkeypatch.setattr(reconciler, "drift_report", broken)
     code, _, err = sync()
     assert code == 255
     assert "An error has occurred:" in err and "RuntimeError: boom" in err

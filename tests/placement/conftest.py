@@ -1,4 +1,5 @@
 """A placement client speaking noauth2 (as upstream's functional tests do)."""
+
 import json
 import uuid
 

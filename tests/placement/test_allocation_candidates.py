@@ -1,5 +1,6 @@
 """GET /allocation_candidates with nested trees, sharing providers and
 aggregates: the scenarios upstream tests with Python fixtures."""
+
 import pytest
 
 from .conftest import new_uuid
@@ -48,12 +49,8 @@ def test_usage_reduces_capacity(placement, two_computes):
 
 def test_required_and_forbidden_traits(placement, two_computes):
     cn1, cn2 = two_computes
-    assert allocation_sets(candidates(placement, "resources=VCPU:1&required=HW_CPU_X86_AVX2")) == [
-        {cn2: {"VCPU": 1}}
-    ]
-    assert allocation_sets(candidates(placement, "resources=VCPU:1&required=!HW_CPU_X86_AVX2")) == [
-        {cn1: {"VCPU": 1}}
-    ]
+    assert allocation_sets(candidates(placement, "resources=VCPU:1&required=HW_CPU_X86_AVX2")) == [{cn2: {"VCPU": 1}}]
+    assert allocation_sets(candidates(placement, "resources=VCPU:1&required=!HW_CPU_X86_AVX2")) == [{cn1: {"VCPU": 1}}]
     body = candidates(placement, "resources=VCPU:1&required=in:HW_CPU_X86_AVX2,HW_CPU_X86_SSE")
     assert allocation_sets(body) == [{cn2: {"VCPU": 1}}]
 

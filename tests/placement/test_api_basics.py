@@ -1,4 +1,5 @@
 """The placement API's HTTP behaviour: auth, microversions, errors, headers."""
+
 from placement.api import microversion
 
 from .conftest import PlacementClient, new_uuid

@@ -6,7 +6,6 @@ accounted exactly, and GET /usages answers at every microversion (upstream
 import pytest
 
 from placement import standards
-
 from tests.helpers import run_together
 
 from .conftest import PlacementClient, new_uuid
@@ -92,7 +91,7 @@ def test_racing_replacements_of_one_consumer_keep_one_winner(noauth):
     for status, body in results:
         if status == 409:
             assert body["errors"][0]["code"] == "placement.concurrent_update"
-    winner = next(v for v, (status, _b) in zip(range(3, 11), results) if status == 204)
+    winner = next(v for v, (status, _b) in zip(range(3, 11), results, strict=False) if status == 204)
     assert usage(placement, hot) == {"VCPU": winner, "MEMORY_MB": 1024}
     held = placement.get(f"/allocations/{consumer}").json()
     assert held["consumer_generation"] == 2

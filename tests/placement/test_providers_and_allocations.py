@@ -1,4 +1,5 @@
 """Providers, inventories, traits, aggregates, allocations, usages and the reshaper."""
+
 from .conftest import new_uuid
 
 AGG = "14a5c8a3-5a99-4e8f-88be-00d85fcb1c17"
@@ -32,7 +33,9 @@ def test_nested_providers_and_reparenting(placement):
     assert data["parent_provider_uuid"] == root and data["root_provider_uuid"] == root
     response = placement.delete(f"/resource_providers/{root}")
     assert error(response)["code"] == "placement.resource_provider.cannot_delete_parent"
-    moved = placement.put(f"/resource_providers/{child}", {"name": "child", "parent_provider_uuid": other}, version="1.36")
+    moved = placement.put(
+        f"/resource_providers/{child}", {"name": "child", "parent_provider_uuid": other}, version="1.36"
+    )
     assert moved.status_code == 400 and "re-parenting" in error(moved)["detail"]
     loop = placement.put(f"/resource_providers/{root}", {"name": "root", "parent_provider_uuid": child})
     assert loop.status_code == 400 and "loop" in error(loop)["detail"]
@@ -110,7 +113,13 @@ def test_post_allocations_moves_between_consumers_atomically(placement):
     instance, migration = new_uuid(), new_uuid()
     assert placement.allocate(instance, {rp: {"VCPU": 2}}).status_code == 204
     body = {
-        instance: {"allocations": {}, "project_id": "p", "user_id": "u", "consumer_generation": 1, "consumer_type": "INSTANCE"},
+        instance: {
+            "allocations": {},
+            "project_id": "p",
+            "user_id": "u",
+            "consumer_generation": 1,
+            "consumer_type": "INSTANCE",
+        },
         migration: {
             "allocations": {rp: {"resources": {"VCPU": 2}}},
             "project_id": "p",

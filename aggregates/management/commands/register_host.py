@@ -1,18 +1,20 @@
 """``manage.py register_host``: register (or re-register) a compute host by hand,
 as its host agent does through POST /compute/v2.1/os-host-registrations."""
+
 from django.core.management.base import BaseCommand, CommandError
 
-from aggregates.api import validation
-from aggregates.api.errors import ApiError
-from aggregates.api.hosts import REGISTRATION_SCHEMA
-from aggregates.context import Caller
-from aggregates.services import ServiceError, register_host
-from aggregates.services.hosts import PROVIDER_OVERRIDES
+from aggregates import schema_check
+from aggregates.errors import ServiceError
+from aggregates.hosts.schemas import REGISTRATION
+from aggregates.hosts.services import PROVIDER_OVERRIDES, register_host
+from aggregates.identity.caller import Caller
 
 
 class Command(BaseCommand):
-    help = ("Register a compute host: its nova-compute service and a compute node with its resources. "
-            "Running it again updates the node and counts as a heartbeat.")
+    help = (
+        "Register a compute host: its nova-compute service and a compute node with its resources. "
+        "Running it again updates the node and counts as a heartbeat."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("host", help="host name of the compute service (letters, digits, '-', '.', '_')")
@@ -23,13 +25,18 @@ class Command(BaseCommand):
         parser.add_argument("--hypervisor-type", help="hypervisor type (new nodes default to QEMU)")
         parser.add_argument("--host-ip", help="IPv4 or IPv6 address of the host")
         for name in ("cpu", "ram", "disk"):
-            parser.add_argument(f"--{name}-allocation-ratio", type=float,
-                                help=f"{name.upper()} allocation ratio of this host's placement inventory "
-                                     f"(default: setting {name.upper()}_ALLOCATION_RATIO)")
+            parser.add_argument(
+                f"--{name}-allocation-ratio",
+                type=float,
+                help=f"{name.upper()} allocation ratio of this host's placement inventory "
+                f"(default: setting {name.upper()}_ALLOCATION_RATIO)",
+            )
         for name, unit in (("cpus", "CPUs"), ("memory_mb", "MiB of memory"), ("disk_mb", "MiB of disk")):
-            parser.add_argument(f"--reserved-host-{name.replace('_', '-')}", type=int,
-                                help=f"{unit} reserved for the host itself (default: setting "
-                                     f"RESERVED_HOST_{name.upper()})")
+            parser.add_argument(
+                f"--reserved-host-{name.replace('_', '-')}",
+                type=int,
+                help=f"{unit} reserved for the host itself (default: setting RESERVED_HOST_{name.upper()})",
+            )
 
     def handle(self, *args, **options):
         registration = {
@@ -44,14 +51,14 @@ class Command(BaseCommand):
         }
         registration = {key: value for key, value in registration.items() if value is not None}
         try:
-            validation.validate({"registration": registration}, REGISTRATION_SCHEMA)
+            schema_check.check({"registration": registration}, REGISTRATION)
             node, created = register_host(
                 Caller.system("manage.py register_host"),
                 registration.pop("host"),
                 registration.pop("hypervisor_hostname", None),
                 **registration,
             )
-        except (ApiError, ServiceError) as exc:
+        except ServiceError as exc:
             raise CommandError(exc.message)
         verb = "Registered new" if created else "Updated"
         self.stdout.write(

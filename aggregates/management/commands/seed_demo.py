@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from aggregates import demo
+from aggregates.demo import seed as demo
 
 
 class Command(BaseCommand):

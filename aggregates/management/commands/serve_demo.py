@@ -1,11 +1,18 @@
+import errno
+import os
+import socket
 import threading
 import time
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
-from aggregates import demo, mirroring
+from aggregates.demo import seed as demo
+from aggregates.mirroring import applier, outbox
+
+DEFAULT_ADDR = "127.0.0.1:8000"
+PORTS_TRIED = 20  # with the default address: 8000, then the next free port up to 8019
 
 # Seconds before the first drain (the server is starting) and between drains.
 FIRST_DRAIN_DELAY = 5.0
@@ -13,16 +20,27 @@ DRAIN_INTERVAL = 30.0
 
 
 class Command(BaseCommand):
-    help = ("Run Corral with demo data: migrate, seed the demo cloud, keep the demo hosts' "
-            "agents reporting, and serve on ADDR (default 127.0.0.1:8000).")
+    help = (
+        "Run Corral with demo data: migrate, seed the demo cloud, keep the demo hosts' "
+        "agents reporting, and serve on ADDR (default 127.0.0.1:8000)."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("addr", nargs="?", default="127.0.0.1:8000")
+        parser.add_argument(
+            "addr",
+            nargs="?",
+            default=None,
+            help=f"[ADDR:]PORT to serve on (default {DEFAULT_ADDR}, or the next free port when 8000 is taken)",
+        )
         parser.add_argument("--heartbeat-interval", type=float, default=10.0)
 
     def handle(self, *args, addr, heartbeat_interval, **options):
+        addr = self._free_addr(addr)
+        if not os.environ.get("CACHE_DRIVER"):
+            # Image pre-caching works in the demo without host agents: a simulated cache per host.
+            settings.CACHE_DRIVER = "inprocess"
         call_command("migrate", interactive=False, verbosity=0)
-        with mirroring.left_to_the_drain():  # placement is not served yet: the drain thread applies the rows
+        with outbox.left_to_the_drain():  # placement is not served yet: the drain thread applies the rows
             call_command("seed_demo", verbosity=0)
         thread = threading.Thread(target=self._agents, args=(heartbeat_interval,), daemon=True)
         thread.start()
@@ -35,6 +53,33 @@ class Command(BaseCommand):
             self.stdout.write(f"    {username:<7} / {demo.DEMO_PASSWORD}   role {role} on project {project}")
         self.stdout.write("")
         call_command("runserver", addr, use_reloader=False, insecure_serving=True)
+
+    def _free_addr(self, addr):
+        """The address to serve on: the one asked for, which must be free; by
+        default 127.0.0.1:8000, or the next free port when that is taken."""
+        host, _, port = (addr or DEFAULT_ADDR).rpartition(":")
+        host = host or "127.0.0.1"
+        if not port.isdigit():
+            raise CommandError(f"{addr!r} is not [ADDR:]PORT, e.g. 127.0.0.1:8080 or 8080")
+        candidates = [int(port)] if addr else range(int(port), int(port) + PORTS_TRIED)
+        for candidate in candidates:
+            with socket.socket(socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as runserver: TIME_WAIT is free
+                try:
+                    probe.bind((host.strip("[]"), candidate))
+                except OSError as exc:
+                    if exc.errno != errno.EADDRINUSE:
+                        raise CommandError(f"Cannot serve on {host}:{candidate}: {exc.strerror}") from exc
+                    continue
+            if candidate != int(port):
+                self.stdout.write(f"Port {port} is taken; serving on {candidate} instead.")
+            return f"{host}:{candidate}"
+        if addr:
+            raise CommandError(
+                f"Port {port} on {host} is taken by another program: stop it, or run serve_demo with another "
+                "port, e.g. `manage.py serve_demo 127.0.0.1:8080`."
+            )
+        raise CommandError(f"Ports {port} to {int(port) + PORTS_TRIED - 1} on {host} are all taken: give a free one.")
 
     def _agents(self, interval):
         """Stand in for the demo hosts' agents: a heartbeat every ``interval``
@@ -50,7 +95,7 @@ class Command(BaseCommand):
             if time.monotonic() >= next_drain:
                 next_drain = time.monotonic() + DRAIN_INTERVAL
                 try:
-                    mirroring.drain_pending()  # failures: one summary line in the log
+                    applier.drain_pending()  # failures: one summary line in the log
                 except Exception as exc:  # noqa: BLE001 - keep serving
                     self.stderr.write(f"placement drain failed: {exc}")
             time.sleep(min(interval, max(next_drain - time.monotonic(), 0.1)))

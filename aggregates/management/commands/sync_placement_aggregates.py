@@ -12,39 +12,45 @@ resource provider (a dry run: the others are created);
 255 unexpected error. Nova's 1 (several nodes per host) and 4 (no cell
 mapping) do not arise in Corral.
 """
+
 import sys
 import traceback
 
 from django.core.management.base import BaseCommand
 
-from aggregates import mirroring
-from aggregates.models import ReconciliationRun
+from aggregates.mirroring import reconciler
+from aggregates.mirroring.models import ReconciliationRun
 
 
 class Command(BaseCommand):
-    help = ("Create the missing resource providers of compute nodes and correct their inventories and disabled "
-            "trait; add the missing aggregate associations of the hosts' resource providers in placement and, "
-            "with --prune, remove the stale ones (a Corral aggregate on the provider of a host that left it).")
+    help = (
+        "Create the missing resource providers of compute nodes and correct their inventories and disabled "
+        "trait; add the missing aggregate associations of the hosts' resource providers in placement and, "
+        "with --prune, remove the stale ones (a Corral aggregate on the provider of a host that left it)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--verbose", action="store_true", help="print every aggregate, host and association")
         parser.add_argument("--dry-run", action="store_true", help="show the drift and change nothing")
-        parser.add_argument("--prune", action="store_true",
-                            help="also remove associations of Corral aggregates with hosts that are not members")
+        parser.add_argument(
+            "--prune",
+            action="store_true",
+            help="also remove associations of Corral aggregates with hosts that are not members",
+        )
 
     def handle(self, *args, verbose=False, dry_run=False, prune=False, **options):
         try:
-            result = mirroring.reconcile(ReconciliationRun.COMMAND, dry_run=dry_run, prune=prune)
+            result = reconciler.reconcile(ReconciliationRun.COMMAND, dry_run=dry_run, prune=prune)
         except Exception:  # noqa: BLE001 - nova-manage's 255 with the traceback
             self.stderr.write("An error has occurred:\n" + traceback.format_exc())
-            sys.exit(mirroring.EXIT_UNEXPECTED)
-        shown = {mirroring.ERROR, mirroring.SUMMARY}
+            sys.exit(reconciler.EXIT_UNEXPECTED)
+        shown = {reconciler.ERROR, reconciler.SUMMARY}
         if verbose or dry_run:
-            shown.add(mirroring.DRIFT)
+            shown.add(reconciler.DRIFT)
         if verbose:
-            shown.add(mirroring.VERBOSE)
+            shown.add(reconciler.VERBOSE)
         for kind, text in result.lines:
             if kind in shown:
-                (self.stderr if kind == mirroring.ERROR else self.stdout).write(text)
+                (self.stderr if kind == reconciler.ERROR else self.stdout).write(text)
         if result.run.exit_code:
             sys.exit(result.run.exit_code)

@@ -39,3 +39,17 @@
     document.querySelectorAll("form[data-live-target]").forEach(liveSearch);
   });
 })();
+
+// Usage bars: their width comes from data-percent (no inline style under the CSP).
+document.addEventListener("DOMContentLoaded", function () {
+  "use strict";
+  document.querySelectorAll(".bar > span[data-percent]").forEach(function (bar) {
+    bar.style.width = Math.max(0, Math.min(100, Number(bar.getAttribute("data-percent")) || 0)) + "%";
+  });
+  // A refused form is shown at the URL it was posted to; put the page's own
+  // address in the history, so that a refresh reloads the page, never re-posts.
+  var main = document.querySelector("main[data-canonical-url]");
+  if (main && window.history && window.history.replaceState) {
+    window.history.replaceState(null, "", main.getAttribute("data-canonical-url"));
+  }
+});

@@ -1,0 +1,1 @@
+"""The audit log of every operation."""

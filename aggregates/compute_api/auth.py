@@ -1,0 +1,108 @@
+"""Token authentication for the compute and identity APIs, and the policy table."""
+
+from django.conf import settings
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.exceptions import AuthenticationFailed, NotAuthenticated
+
+from aggregates.identity import services as identity
+from aggregates.identity.caller import ADMIN, MEMBER, READER, Caller
+
+from .errors import ApiError
+
+
+class TokenAuthentication(BaseAuthentication):
+    """Reads ``X-Auth-Token``. With AUTH_STRATEGY=keystone it must be a token
+    issued by /identity/v3/auth/tokens that has not expired; with noauth2
+    (tests only) ``admin`` is an admin and any other value a plain member."""
+
+    def authenticate(self, request):
+        token = request.headers.get("X-Auth-Token")
+        if not token:
+            return None
+        request_id = getattr(request._request, "request_id", "")
+        if settings.AUTH_STRATEGY == "noauth2":
+            return None, noauth2_caller(token, request_id)
+        caller = identity.caller_for_token(token, request_id)
+        if caller is None:
+            raise AuthenticationFailed("The request you have made requires authentication.")
+        return caller.user, caller
+
+    def authenticate_header(self, request):
+        return 'Keystone uri="/identity"'
+
+
+def noauth2_caller(token, request_id=""):
+    if token == "admin":
+        return Caller(
+            username="admin", project_id="admin", roles=frozenset({ADMIN, READER, MEMBER}), request_id=request_id
+        )
+    user, _, project = token.partition(":")
+    return Caller(username=user, project_id=project or user, roles=frozenset({MEMBER}), request_id=request_id)
+
+
+# Who may do what. "admin": the admin role; "reader": admin or reader;
+# "any": every authenticated caller.
+POLICIES = {
+    "os_compute_api:os-aggregates:index": "reader",
+    "os_compute_api:os-aggregates:show": "reader",
+    "os_compute_api:os-aggregates:create": "admin",
+    "os_compute_api:os-aggregates:update": "admin",
+    "os_compute_api:os-aggregates:delete": "admin",
+    "os_compute_api:os-aggregates:add_host": "admin",
+    "os_compute_api:os-aggregates:remove_host": "admin",
+    "os_compute_api:os-aggregates:set_metadata": "admin",
+    "compute:aggregates:images": "admin",
+    "os_compute_api:os-availability-zone:list": "any",
+    "os_compute_api:os-availability-zone:detail": "reader",
+    "os_compute_api:os-services:list": "reader",
+    "os_compute_api:os-services:update": "admin",
+    "os_compute_api:os-services:delete": "admin",
+    "os_compute_api:os-hypervisors:list": "reader",
+    "os_compute_api:os-hypervisors:list-detail": "reader",
+    "os_compute_api:os-hypervisors:show": "reader",
+    "os_compute_api:os-hypervisors:statistics": "reader",
+    "os_compute_api:os-hypervisors:uptime": "reader",
+    "os_compute_api:os-hypervisors:search": "reader",
+    "os_compute_api:os-hypervisors:servers": "reader",
+    "os_compute_api:os-flavor-manage:create": "admin",
+    "os_compute_api:os-flavor-manage:update": "admin",
+    "os_compute_api:os-flavor-manage:delete": "admin",
+    "os_compute_api:os-flavor-access": "reader",
+    "os_compute_api:os-flavor-access:add_tenant_access": "admin",
+    "os_compute_api:os-flavor-access:remove_tenant_access": "admin",
+    "os_compute_api:os-flavor-extra-specs:index": "any",
+    "os_compute_api:os-flavor-extra-specs:show": "any",
+    "os_compute_api:os-flavor-extra-specs:create": "admin",
+    "os_compute_api:os-flavor-extra-specs:update": "admin",
+    "os_compute_api:os-flavor-extra-specs:delete": "admin",
+    "os_compute_api:os-host-registrations:create": "admin",
+    "identity:list_projects": "reader",
+    "identity:get_project": "reader",
+    "identity:validate_token": "reader",
+    "identity:revoke_token": "admin",
+}
+
+
+def caller_of(request):
+    """The authenticated Caller, or 401."""
+    caller = request.auth
+    if not isinstance(caller, Caller):
+        raise NotAuthenticated()
+    return caller
+
+
+def allowed(caller, policy):
+    rule = POLICIES[policy]
+    if rule == "admin":
+        return caller.is_admin
+    if rule == "reader":
+        return caller.can_read_admin_views
+    return True
+
+
+def enforce(request, policy):
+    """Raise 403 unless the caller may act under ``policy``; return the Caller."""
+    caller = caller_of(request)
+    if not allowed(caller, policy):
+        raise ApiError(403, f"Policy doesn't allow {policy} to be performed.")
+    return caller

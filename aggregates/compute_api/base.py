@@ -1,0 +1,90 @@
+"""The base of every compute API view: versioning, token auth, Nova faults."""
+
+from datetime import UTC
+
+from rest_framework import exceptions as drf
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import JSONParser
+from rest_framework.renderers import JSONRenderer
+from rest_framework.views import APIView
+
+from config import json_bodies
+
+from .auth import TokenAuthentication, caller_of
+from .errors import ApiError, BodyNotAccepted, compute_exception_handler
+from .microversions import APIVersion, ComputeVersioning, version_headers
+
+
+class AnyAcceptHeader(DefaultContentNegotiation):
+    """Nova answers JSON whatever the Accept header says; openstacksdk sends
+    some requests (``flavor create --project``) with an empty one."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class SafeJSONParser(JSONParser):
+    """JSON bodies through config.json_bodies: no deep nesting, NaN,
+    Infinity, out-of-range integers, NUL or lone surrogates (400 saying why).
+    Malformed JSON stays DRF's ParseError. Also used by the identity API."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return json_bodies.loads(stream.read())
+        except json_bodies.BodyRefused as exc:
+            raise BodyNotAccepted(exc.message) from None
+        except ValueError as exc:
+            raise drf.ParseError(f"JSON parse error - {json_bodies.escape(exc, 200)}") from None
+
+
+class ComputeAPIView(APIView):
+    content_negotiation_class = AnyAcceptHeader
+    authentication_classes = [TokenAuthentication]
+    permission_classes = []
+    versioning_class = ComputeVersioning
+    parser_classes = [SafeJSONParser]
+    renderer_classes = [JSONRenderer]
+    # Routes that exist only in a range of microversions set these.
+    min_version = None
+    max_version = None
+
+    def get_exception_handler(self):
+        return compute_exception_handler
+
+    def initial(self, request, *args, **kwargs):
+        problem = json_bodies.problem_of(request)
+        if problem:
+            raise ApiError(400, problem)
+        super().initial(request, *args, **kwargs)
+        caller_of(request)  # every compute route needs a token
+        if (self.min_version and request.version < self.min_version) or (
+            self.max_version and request.version > self.max_version
+        ):
+            raise ApiError(404, "The resource could not be found.")
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        version = getattr(request, "version", None)
+        if isinstance(version, APIVersion):
+            for name, value in version_headers(version).items():
+                response.headers[name] = value
+        return response
+
+    def body(self, request):
+        """The parsed JSON body ({} when there is none)."""
+        data = request.data
+        return {} if data is None else data
+
+
+def isotime(value):
+    """Nova's timestamp format: microseconds, no zone suffix."""
+    if value is None:
+        return None
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds")
+
+
+def public_base(request):
+    """The root URL clients reach Corral at: PUBLIC_URL, else the request's own."""
+    from django.conf import settings
+
+    return settings.PUBLIC_URL or f"{request.scheme}://{request.get_host()}"

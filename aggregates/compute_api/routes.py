@@ -1,0 +1,61 @@
+"""The compute API v2.1 routes table (mounted at /compute/v2.1/): every route
+of every domain, in one place, each to its domain's view."""
+
+from django.urls import path, re_path
+
+from aggregates.flavors import api as flavors
+from aggregates.host_aggregates import api as aggregates
+from aggregates.hosts.api import hypervisors, os_services, registrations
+from aggregates.precache import api as precache
+from aggregates.zones import api as zones
+
+from . import versions
+from .base import ComputeAPIView
+from .errors import ApiError
+
+
+class UnknownRouteView(ComputeAPIView):
+    """Any other path under /compute/v2.1/: a Nova-style 404."""
+
+    def _not_found(self, request, *args, **kwargs):
+        raise ApiError(404, "The resource could not be found.")
+
+    get = post = put = delete = patch = _not_found
+
+
+urlpatterns = [
+    path("", versions.version_v21),
+    # host aggregates
+    path("os-aggregates", aggregates.AggregateListView.as_view()),
+    path("os-aggregates/<str:aggregate_id>", aggregates.AggregateDetailView.as_view()),
+    path("os-aggregates/<str:aggregate_id>/action", aggregates.AggregateActionView.as_view()),
+    # image pre-caching (2.81+) and its jobs
+    path("os-aggregates/<str:aggregate_id>/images", precache.AggregateImagesView.as_view()),
+    path("os-image-cache-jobs", precache.ImageCacheJobListView.as_view()),
+    path("os-image-cache-jobs/<str:job_id>", precache.ImageCacheJobView.as_view()),
+    # availability zones
+    path("os-availability-zone", zones.AvailabilityZoneListView.as_view()),
+    path("os-availability-zone/detail", zones.AvailabilityZoneDetailView.as_view()),
+    # flavors, their extra specs and access
+    path("flavors", flavors.FlavorListView.as_view()),
+    path("flavors/detail", flavors.FlavorDetailListView.as_view()),
+    path("flavors/<str:flavor_id>", flavors.FlavorView.as_view()),
+    path("flavors/<str:flavor_id>/action", flavors.FlavorActionView.as_view()),
+    path("flavors/<str:flavor_id>/os-flavor-access", flavors.FlavorAccessView.as_view()),
+    path("flavors/<str:flavor_id>/os-extra_specs", flavors.ExtraSpecListView.as_view()),
+    path("flavors/<str:flavor_id>/os-extra_specs/<str:key>", flavors.ExtraSpecView.as_view()),
+    # hosts: services, compute nodes, registration
+    path("os-services", os_services.ServiceListView.as_view()),
+    path("os-services/<str:service_ref>", os_services.ServiceDetailView.as_view()),
+    path("os-hypervisors", hypervisors.HypervisorListView.as_view()),
+    path("os-hypervisors/detail", hypervisors.HypervisorDetailListView.as_view()),
+    path("os-hypervisors/statistics", hypervisors.HypervisorStatisticsView.as_view()),
+    path("os-hypervisors/<str:node_ref>", hypervisors.HypervisorView.as_view()),
+    path("os-hypervisors/<str:node_ref>/uptime", hypervisors.HypervisorUptimeView.as_view()),
+    path("os-hypervisors/<str:pattern>/search", hypervisors.HypervisorSearchView.as_view()),
+    path("os-hypervisors/<str:pattern>/servers", hypervisors.HypervisorServersView.as_view()),
+    path("os-host-registrations", registrations.HostRegistrationView.as_view()),
+]
+
+# Appended last by config.urls so that every other route wins.
+catch_all = re_path(r"^.*$", UnknownRouteView.as_view())

@@ -1,0 +1,58 @@
+"""Compute version documents: no token, no microversion."""
+
+from django.http import HttpResponseRedirect, JsonResponse
+
+from .base import public_base
+from .microversions import MAX_VERSION, MIN_VERSION
+
+
+def _v21(request):
+    return {
+        "id": "v2.1",
+        "status": "CURRENT",
+        "version": str(MAX_VERSION),
+        "min_version": str(MIN_VERSION),
+        "updated": "2013-07-23T11:33:21Z",
+        "links": [{"rel": "self", "href": f"{public_base(request)}/compute/v2.1/"}],
+    }
+
+
+def _v20(request):
+    return {
+        "id": "v2.0",
+        "status": "DEPRECATED",
+        "version": "",
+        "min_version": "",
+        "updated": "2025-07-04T12:00:00Z",
+        "links": [{"rel": "self", "href": f"{public_base(request)}/compute/v2/"}],
+    }
+
+
+def version_list(request):
+    return JsonResponse({"versions": [_v20(request), _v21(request)]})
+
+
+def version_v21(request):
+    doc = _v21(request)
+    doc["links"].append({"rel": "describedby", "type": "text/html", "href": "https://docs.openstack.org/"})
+    doc["media-types"] = [{"base": "application/json", "type": "application/vnd.openstack.compute+json;version=2.1"}]
+    return JsonResponse({"version": doc})
+
+
+def version_v20(request):
+    """Nova's single-version document for the legacy v2.0 endpoint."""
+    doc = _v20(request)
+    doc["links"].append({"rel": "describedby", "type": "text/html", "href": "https://docs.openstack.org/"})
+    doc["media-types"] = [{"base": "application/json", "type": "application/vnd.openstack.compute+json;version=2"}]
+    return JsonResponse({"version": doc})
+
+
+def version_v20_redirect(request):
+    """``/compute/v2`` -> ``/compute/v2/``, as Nova does (302)."""
+    response = HttpResponseRedirect(f"{public_base(request)}/compute/v2/")
+    return response
+
+
+def not_found(request, *args, **kwargs):
+    """Any path under /compute/ that is no route: a Nova JSON fault."""
+    return JsonResponse({"itemNotFound": {"code": 404, "message": "The resource could not be found."}}, status=404)

@@ -1,0 +1,1 @@
+"""Flavors with extra specs and project access, and their API."""

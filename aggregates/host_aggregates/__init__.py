@@ -1,0 +1,1 @@
+"""Host aggregates and their metadata: rules, services and the os-aggregates API."""

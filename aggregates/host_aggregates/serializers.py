@@ -1,0 +1,33 @@
+"""Response bodies of ``/os-aggregates``, per microversion."""
+
+from aggregates.compute_api.base import isotime
+from aggregates.host_aggregates import services
+
+
+def aggregate(agg, version, full=True):
+    """An aggregate as Nova shows it; ``full=False`` is the create response
+    (no hosts, no metadata)."""
+    metadata = services.metadata_of(agg)
+    body = {
+        "availability_zone": metadata.get("availability_zone"),
+        "created_at": isotime(agg.created_at),
+        "deleted": False,
+        "deleted_at": None,
+        "id": agg.id,
+        "name": agg.name,
+        "updated_at": isotime(agg.updated_at),
+    }
+    if full:
+        body["hosts"] = services.hosts_of(agg)
+        body["metadata"] = metadata
+    if version >= (2, 41):
+        body["uuid"] = str(agg.uuid)
+    return body
+
+
+def aggregate_list_body(aggregates, version):
+    return {"aggregates": [aggregate(agg, version) for agg in aggregates]}
+
+
+def aggregate_body(agg, version, full=True):
+    return {"aggregate": aggregate(agg, version, full)}

@@ -1,0 +1,1 @@
+"""Compute hosts: services, compute nodes, registration, and their APIs."""

@@ -1,0 +1,98 @@
+"""``/os-hypervisors``: compute nodes as Nova shows them."""
+
+from rest_framework.response import Response
+
+from aggregates.compute_api.auth import enforce
+from aggregates.compute_api.base import ComputeAPIView
+from aggregates.compute_api.errors import ApiError
+from aggregates.compute_api.query import MAX_LIMIT, parse_uuid, query_params
+from aggregates.compute_api.validation import path_int
+from aggregates.hosts import schemas, serializers
+from aggregates.hosts import services as host_services
+from aggregates.value_schemas import to_bool
+
+
+def hypervisor_ref(request, value):
+    """The node id of a path: before 2.53 an integer (else 404), from 2.53 a uuid (else 400)."""
+    if request.version >= (2, 53):
+        return parse_uuid(value)
+    try:
+        return path_int(value)
+    except ApiError:
+        raise ApiError(404, f"Hypervisor with ID '{value}' could not be found.")
+
+
+class HypervisorListView(ComputeAPIView):
+    detail = False
+
+    def get(self, request):
+        paging = request.version >= (2, 33)
+        params = query_params(request, schemas.hypervisor_list_query(request.version))
+        enforce(
+            request,
+            "os_compute_api:os-hypervisors:list-detail" if self.detail else "os_compute_api:os-hypervisors:list",
+        )
+        pattern = params.get("hypervisor_hostname_pattern")
+        if pattern is not None:
+            if "limit" in params or "marker" in params:
+                raise ApiError(
+                    400,
+                    "Paging over hypervisors with the hypervisor_hostname_pattern query parameter is not supported.",
+                )
+            nodes = host_services.search_compute_nodes(pattern)
+        else:
+            # From 2.33 a page holds at most MAX_LIMIT nodes; limit=0 means the maximum.
+            limit = min(int(params.get("limit", 0)) or MAX_LIMIT, MAX_LIMIT) if paging else None
+            nodes = host_services.list_compute_nodes(limit=limit, marker=params.get("marker"))
+        with_servers = to_bool(params.get("with_servers", False))
+        return Response(
+            serializers.hypervisor_list_body(
+                request, nodes, self.detail, with_servers, paged=paging and pattern is None
+            )
+        )
+
+
+class HypervisorDetailListView(HypervisorListView):
+    detail = True
+
+
+class HypervisorView(ComputeAPIView):
+    def get(self, request, node_ref):
+        params = query_params(request, schemas.hypervisor_show_query(request.version))
+        enforce(request, "os_compute_api:os-hypervisors:show")
+        node = host_services.get_compute_node(hypervisor_ref(request, node_ref))
+        with_servers = to_bool(params.get("with_servers", False))
+        return Response(serializers.hypervisor_body(node, request.version, with_servers))
+
+
+class HypervisorUptimeView(ComputeAPIView):
+    max_version = (2, 87)
+
+    def get(self, request, node_ref):
+        enforce(request, "os_compute_api:os-hypervisors:uptime")
+        node, uptime = host_services.compute_node_uptime(hypervisor_ref(request, node_ref))
+        return Response(serializers.hypervisor_uptime_body(node, uptime, request.version))
+
+
+class HypervisorStatisticsView(ComputeAPIView):
+    max_version = (2, 87)
+
+    def get(self, request):
+        enforce(request, "os_compute_api:os-hypervisors:statistics")
+        return Response(serializers.hypervisor_statistics_body(host_services.compute_node_statistics()))
+
+
+class HypervisorSearchView(ComputeAPIView):
+    """``/{pattern}/search`` and ``/{pattern}/servers``, replaced at 2.53 by query parameters."""
+
+    max_version = (2, 52)
+    policy = "os_compute_api:os-hypervisors:search"
+
+    def get(self, request, pattern):
+        enforce(request, self.policy)
+        nodes = host_services.search_compute_nodes(pattern)
+        return Response(serializers.hypervisor_list_body(request, nodes))
+
+
+class HypervisorServersView(HypervisorSearchView):
+    policy = "os_compute_api:os-hypervisors:servers"

@@ -1,0 +1,1 @@
+"""Identity: projects, roles, tokens, Keystone-style logins and the identity API."""

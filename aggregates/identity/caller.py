@@ -1,0 +1,67 @@
+"""Who is asking: the caller of a service function, whichever surface it
+came from, and the roles a user holds (read at every check, so revoking a
+role takes effect at once)."""
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Self
+
+from aggregates.identity.models import Project, RoleAssignment
+
+if TYPE_CHECKING:
+    # django-stubs' stand-in for the AUTH_USER_MODEL class (its plugin resolves it).
+    from django.contrib.auth.models import _User as User
+
+ADMIN = "admin"
+READER = "reader"
+MEMBER = "member"
+ROLE_IMPLIES = {ADMIN: {ADMIN, READER, MEMBER}, READER: {READER, MEMBER}, MEMBER: {MEMBER}}
+
+
+def expand_roles(role_names: Iterable[str]) -> frozenset[str]:
+    roles: set[str] = set()
+    for name in role_names:
+        roles |= ROLE_IMPLIES.get(name, {name})
+    return frozenset(roles)
+
+
+def roles_on_project(user: "User", project: Project | None) -> frozenset[str]:
+    if project is None:
+        return frozenset()
+    names = RoleAssignment.objects.filter(user=user, project=project).values_list("role", flat=True)
+    return expand_roles(names)
+
+
+def roles_of_user(user: "User") -> frozenset[str]:
+    """Roles a console user holds: a superuser is an admin; otherwise the
+    strongest role the user holds on any project."""
+    if user.is_superuser:
+        return expand_roles([ADMIN])
+    return expand_roles(RoleAssignment.objects.filter(user=user).values_list("role", flat=True))
+
+
+@dataclass
+class Caller:
+    user: "User | None" = None  # a Django user, or None for system callers
+    username: str = ""
+    project_id: str = ""
+    roles: frozenset[str] = field(default_factory=frozenset)
+    request_id: str = ""
+
+    @property
+    def is_admin(self) -> bool:
+        return ADMIN in self.roles
+
+    @property
+    def can_read_admin_views(self) -> bool:
+        return bool(self.roles & {ADMIN, READER})
+
+    @classmethod
+    def system(cls, name: str = "corral", request_id: str = "") -> Self:
+        """A caller for management commands and tasks: acts as admin."""
+        return cls(user=None, username=name, roles=frozenset({ADMIN}), request_id=request_id)
+
+    @classmethod
+    def for_user(cls, user: "User", request_id: str = "") -> Self:
+        """A console user: staff superusers are admins, other staff readers."""
+        return cls(user=user, username=user.get_username(), roles=roles_of_user(user), request_id=request_id)

@@ -1,0 +1,71 @@
+"""Identity data: projects, role assignments and API tokens (users are Django users)."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+def new_hex_id():
+    return uuid.uuid4().hex
+
+
+class Project(models.Model):
+    """A tenant. Ids are 32-hex like Keystone's, because aggregate
+    metadata such as ``filter_tenant_id`` names them."""
+
+    id = models.CharField(primary_key=True, max_length=64, default=new_hex_id)
+    name = models.CharField(max_length=64, unique=True)
+    description = models.TextField(blank=True, default="")
+    enabled = models.BooleanField(default=True)
+    domain_id = models.CharField(max_length=64, default="default")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class RoleAssignment(models.Model):
+    ADMIN = "admin"
+    READER = "reader"
+    MEMBER = "member"
+    ROLES = [(ADMIN, "admin"), (READER, "reader"), (MEMBER, "member")]
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="role_assignments")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="role_assignments")
+    role = models.CharField(max_length=16, choices=ROLES)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "project"], name="uniq_role_user_project")]
+
+    def __str__(self):
+        return f"{self.user} is {self.role} on {self.project}"
+
+
+class Token(models.Model):
+    """An issued API token. Only the SHA-256 of the token is stored."""
+
+    token_hash = models.CharField(max_length=64, unique=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.CASCADE)
+    issued_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self):
+        return f"token of {self.user} until {self.expires_at:%Y-%m-%d %H:%M}"
+
+
+class LoginFailure(models.Model):
+    """One refused login, kept for the login throttle (``identity.throttle``):
+    in the database so that every gunicorn worker sees the same count.
+    ``key`` is ``user:<name>`` or ``addr:<address>``; rows older than the
+    throttle window are deleted as new failures come in."""
+
+    key = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["key", "created_at"], name="login_failure_key_time")]

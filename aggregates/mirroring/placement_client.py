@@ -1,0 +1,490 @@
+"""The compute side's client of the Placement API: the same HTTP requests
+whether they go over a socket (PLACEMENT_URL: an upstream placement, or
+Corral's elsewhere) or, for Corral's own placement (PLACEMENT_URL empty),
+through the in-process transport of ``inprocess`` (no socket, no second
+worker to wait for). Either way placement is never called with a database
+transaction open (``PlacementTransactionError``).
+
+Every call names its microversion. Provider aggregates are read and written
+at 1.23: the bodies are those of 1.19 (they carry the provider generation)
+and errors carry codes, so that a ``placement.concurrent_update`` conflict
+is told apart from other 409s. Inventories and traits are written at 1.26
+(a reservation may equal the total). A conflicting update of aggregates,
+inventories or traits is retried from a fresh read, four attempts in all,
+as Nova does.
+"""
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Collection, Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple
+
+import requests
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.utils import timezone
+
+from aggregates.identity import services as identity
+from aggregates.identity.caller import ADMIN
+from aggregates.mirroring import inprocess
+from aggregates.mirroring.inprocess import PlacementTransactionError
+
+__all__ = ["PlacementTransactionError"]  # raised by request(): a transaction is open
+
+log = logging.getLogger(__name__)
+
+AGGREGATES_VERSION = "1.23"
+PROVIDERS_VERSION = "1.14"
+CREATE_PROVIDER_VERSION = "1.20"
+INVENTORIES_VERSION = TRAITS_VERSION = "1.26"
+# What the console reads: providers with their parent and root (1.14), usages, traits.
+READ_VERSION = "1.14"
+CONFLICT_ATTEMPTS = 4
+CONCURRENT_UPDATE = "placement.concurrent_update"
+INVENTORY_IN_USE = "placement.inventory.inuse"
+
+
+class PlacementError(Exception):
+    """Placement answered with an error, or could not be reached."""
+
+    def __init__(self, message: str, status: int | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.code = code
+
+
+class PlacementUnreachable(PlacementError):
+    """No HTTP answer: connection refused, timeout, DNS failure..."""
+
+
+class ProviderNotFound(PlacementError):
+    """Placement has no such resource provider."""
+
+
+class GenerationConflict(PlacementError):
+    """The provider kept changing under us for every attempt."""
+
+
+class InventoryInUse(PlacementError):
+    """Placement refused to lower an inventory below its allocations."""
+
+
+class Update(NamedTuple):
+    """The outcome of a read-modify-write of a provider's aggregates,
+    inventories or traits: whether placement changed, and the provider
+    generation before and after."""
+
+    changed: bool
+    generation_before: int
+    generation: int
+
+
+def normalized(aggregate_uuid: uuid.UUID | str) -> str:
+    return str(uuid.UUID(str(aggregate_uuid)))
+
+
+class PlacementClient:
+    """One HTTP session (connections are reused) to one placement endpoint:
+    ``base_url`` (default PLACEMENT_URL); Corral's own placement (empty, see
+    ``inprocess.is_own_placement``) is reached at ``inprocess.INPROCESS_URL``
+    through the in-process transport, any other URL over HTTP.
+
+    Not shared between threads: ``client()`` keeps one per thread."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        token: str | None = None,
+        session: requests.Session | None = None,
+        timeout: float | tuple[float, float] | None = None,
+    ) -> None:
+        base_url = settings.PLACEMENT_URL if base_url is None else base_url
+        self.in_process = inprocess.is_own_placement(base_url)
+        self.base_url = inprocess.INPROCESS_URL if self.in_process else base_url.rstrip("/")
+        self._fixed_token = token
+        self.session = session or requests.Session()
+        if self.in_process:
+            inprocess.mount(self.session)
+        self.timeout = timeout or (settings.PLACEMENT_CONNECT_TIMEOUT, settings.PLACEMENT_READ_TIMEOUT)
+        self.requests_made = 0
+
+    # --- transport -----------------------------------------------------
+
+    def _token(self, renew: bool = False) -> str:
+        return self._fixed_token or service_token(renew=renew)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        version: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+    ) -> requests.Response:
+        """Send one request; returns the response whatever its status, or
+        raises PlacementUnreachable when no answer came. Raises
+        PlacementTransactionError, before anything is sent (or a token
+        issued), when a database transaction is open."""
+        inprocess.refuse_inside_transaction(f"Placement request {method} {path}")
+        if method not in ("GET", "HEAD"):
+            clear_read_cache()  # the console must not show what we just changed
+        response = self._send(method, path, version, body, params, self._token())
+        if response.status_code == 401 and not self._fixed_token and uses_service_user():
+            # Our own service token expired or was revoked: issue another once.
+            response = self._send(method, path, version, body, params, self._token(renew=True))
+        return response
+
+    def _send(
+        self, method: str, path: str, version: str, body: Any, params: Mapping[str, str] | None, token: str
+    ) -> requests.Response:
+        headers = {
+            "OpenStack-API-Version": f"placement {version}",
+            "X-Auth-Token": token,
+            "Accept": "application/json",
+        }
+        self.requests_made += 1
+        try:
+            return self.session.request(
+                method, self.base_url + path, json=body, params=params, headers=headers, timeout=self.timeout
+            )
+        except requests.RequestException as exc:
+            raise PlacementUnreachable(
+                f"Unable to communicate with the Placement API at {self.base_url}: {exc}"
+            ) from exc
+
+    @staticmethod
+    def _error(response: requests.Response, what: str) -> PlacementError:
+        """A PlacementError describing an unexpected answer to ``what``."""
+        detail, code = response.text[:500], None
+        try:
+            first = response.json()["errors"][0]
+            detail, code = " ".join(first.get("detail", "").split()), first.get("code")
+        except (ValueError, KeyError, IndexError, TypeError):
+            pass
+        error_class = PlacementError
+        if response.status_code == 404:
+            error_class = ProviderNotFound
+        elif code == INVENTORY_IN_USE:
+            error_class = InventoryInUse
+        return error_class(
+            f"{what} failed with HTTP {response.status_code}: {detail}", status=response.status_code, code=code
+        )
+
+    def read(
+        self, path: str, version: str, what: str, *, params: Mapping[str, str] | None = None, max_age: float = 0
+    ) -> Any:
+        """GET ``path``: its JSON body, or the PlacementError of any other
+        status than 200. With ``max_age`` (seconds) an answer to the same
+        request read less than that long ago, by any thread of this process,
+        is returned without asking placement (for the console; never for
+        the read of a read-modify-write). Callers must not modify it."""
+        key = (self.base_url, path, version, tuple(sorted((params or {}).items())))
+        if max_age > 0:
+            cached = _read_cache.get(key)
+            if cached is not None and time.monotonic() - cached[0] < max_age:
+                return cached[1]
+        response = self.request("GET", path, version, params=params)
+        if response.status_code != 200:
+            raise self._error(response, what)
+        data = response.json()
+        if max_age > 0:
+            _remember(key, data)
+        return data
+
+    # --- providers -----------------------------------------------------
+
+    def list_providers(
+        self,
+        member_of: uuid.UUID | str | None = None,
+        *,
+        name: str | None = None,
+        in_tree: uuid.UUID | str | None = None,
+        max_age: float = 0,
+    ) -> list[dict[str, Any]]:
+        """Every resource provider (uuid, name, generation, and from 1.14
+        parent_provider_uuid and root_provider_uuid), or only those directly
+        associated with aggregate ``member_of``, named ``name`` (exactly),
+        or in the tree of provider ``in_tree``."""
+        params = {}
+        if member_of:
+            params["member_of"] = normalized(member_of)
+        if name is not None:
+            params["name"] = name
+        if in_tree:
+            params["in_tree"] = str(in_tree)
+        data = self.read(
+            "/resource_providers", PROVIDERS_VERSION, "Listing resource providers", params=params, max_age=max_age
+        )
+        return list(data["resource_providers"])
+
+    def provider_count(self, max_age: float = 0) -> int:
+        """How many resource providers placement holds (placement has no
+        count: this lists them all, once per ``max_age``)."""
+        return len(self.list_providers(max_age=max_age))
+
+    def get_provider(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> dict[str, Any]:
+        """One provider (as in list_providers); ProviderNotFound if none."""
+        return dict(
+            self.read(
+                f"/resource_providers/{provider_uuid}",
+                READ_VERSION,
+                f"Reading resource provider {provider_uuid}",
+                max_age=max_age,
+            )
+        )
+
+    def provider_inventories(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> dict[str, dict[str, Any]]:
+        """Resource class -> inventory record (total, reserved, min_unit,
+        max_unit, step_size, allocation_ratio)."""
+        data = self.read(
+            f"/resource_providers/{provider_uuid}/inventories",
+            READ_VERSION,
+            f"Reading the inventories of resource provider {provider_uuid}",
+            max_age=max_age,
+        )
+        return dict(data["inventories"])
+
+    def provider_usages(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> dict[str, int]:
+        """Resource class -> amount allocated on the provider."""
+        data = self.read(
+            f"/resource_providers/{provider_uuid}/usages",
+            READ_VERSION,
+            f"Reading the usages of resource provider {provider_uuid}",
+            max_age=max_age,
+        )
+        return dict(data["usages"])
+
+    def provider_traits(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> list[str]:
+        """The provider's traits, sorted."""
+        data = self.read(
+            f"/resource_providers/{provider_uuid}/traits",
+            READ_VERSION,
+            f"Reading the traits of resource provider {provider_uuid}",
+            max_age=max_age,
+        )
+        return sorted(data["traits"])
+
+    def provider_uuid_by_name(self, name: str) -> str | None:
+        """The uuid of the provider named ``name``; None when there is none
+        (or, as Nova counts it, when the answer is ambiguous or an error)."""
+        response = self.request("GET", "/resource_providers", PROVIDERS_VERSION, params={"name": name})
+        if response.status_code != 200:
+            log.warning("Looking up resource provider %s failed: HTTP %s", name, response.status_code)
+            return None
+        providers = response.json()["resource_providers"]
+        if len(providers) > 1:
+            log.warning("%d resource providers are named %s; mirroring none of them", len(providers), name)
+        return providers[0]["uuid"] if len(providers) == 1 else None
+
+    # --- provider aggregates -------------------------------------------
+
+    def provider_aggregates(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> tuple[set[str], int]:
+        """(set of aggregate uuids, provider generation) of a provider."""
+        data = self.read(
+            f"/resource_providers/{provider_uuid}/aggregates",
+            AGGREGATES_VERSION,
+            f"Reading the aggregates of resource provider {provider_uuid}",
+            max_age=max_age,
+        )
+        return {normalized(a) for a in data["aggregates"]}, data["resource_provider_generation"]
+
+    def change_provider_aggregates(
+        self,
+        provider_uuid: uuid.UUID | str,
+        add: Iterable[uuid.UUID | str] = (),
+        remove: Iterable[uuid.UUID | str] = (),
+    ) -> bool:
+        """Add and remove aggregate uuids on a provider, keeping its other
+        aggregates. Returns whether placement was changed."""
+        return self.update_provider_aggregates(provider_uuid, add, remove).changed
+
+    def update_provider_aggregates(
+        self,
+        provider_uuid: uuid.UUID | str,
+        add: Iterable[uuid.UUID | str] = (),
+        remove: Iterable[uuid.UUID | str] = (),
+    ) -> Update:
+        """change_provider_aggregates, returning the whole Update."""
+        adding = {normalized(a) for a in add}
+        removing = {normalized(a) for a in remove}
+
+        def wanted(current: Any) -> list[str] | None:
+            now = {normalized(a) for a in current}
+            changed = (now | adding) - removing
+            return None if changed == now else sorted(changed)
+
+        return self._read_modify_write(provider_uuid, "aggregates", AGGREGATES_VERSION, wanted)
+
+    def _read_modify_write(
+        self, provider_uuid: uuid.UUID | str, key: str, version: str, wanted: Callable[[Any], Any]
+    ) -> Update:
+        """Read the provider's ``key`` (aggregates, inventories, traits),
+        compute ``wanted(current)`` (None: nothing to change) and write it
+        with the generation read. A generation conflict restarts from a
+        fresh read, CONFLICT_ATTEMPTS times in all."""
+        path = f"/resource_providers/{provider_uuid}/{key}"
+        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+            response = self.request("GET", path, version)
+            if response.status_code != 200:
+                raise self._error(response, f"Reading the {key} of resource provider {provider_uuid}")
+            data = response.json()
+            generation = data["resource_provider_generation"]
+            body = wanted(data[key])
+            if body is None:
+                return Update(False, generation, generation)
+            response = self.request("PUT", path, version, body={key: body, "resource_provider_generation": generation})
+            if response.status_code == 200:
+                return Update(True, generation, response.json()["resource_provider_generation"])
+            error = self._error(response, f"Updating the {key} of resource provider {provider_uuid}")
+            if response.status_code != 409 or error.code != CONCURRENT_UPDATE:
+                raise error
+            log.debug(
+                "Generation conflict on provider %s (attempt %d of %d)", provider_uuid, attempt, CONFLICT_ATTEMPTS
+            )
+        raise GenerationConflict(
+            f"Resource provider {provider_uuid} changed during each of {CONFLICT_ATTEMPTS} attempts to update "
+            f"its {key}",
+            status=409,
+            code=CONCURRENT_UPDATE,
+        )
+
+    # --- what the resource tracker keeps up to date -----------------------
+
+    def create_provider(self, provider_uuid: uuid.UUID | str, name: str) -> int:
+        """Create a root resource provider; returns its generation."""
+        response = self.request(
+            "POST", "/resource_providers", CREATE_PROVIDER_VERSION, body={"uuid": str(provider_uuid), "name": name}
+        )
+        if response.status_code != 200:
+            raise self._error(response, f"Creating resource provider {name} ({provider_uuid})")
+        return int(response.json()["generation"])
+
+    def delete_provider(self, provider_uuid: uuid.UUID | str) -> bool:
+        """Delete a provider; returns False when placement had none."""
+        response = self.request("DELETE", f"/resource_providers/{provider_uuid}", PROVIDERS_VERSION)
+        if response.status_code == 404:
+            return False
+        if response.status_code != 204:
+            raise self._error(response, f"Deleting resource provider {provider_uuid}")
+        return True
+
+    def set_inventories(
+        self, provider_uuid: uuid.UUID | str, inventories: Mapping[str, Any], managed: Collection[str]
+    ) -> Update:
+        """Give the provider ``inventories`` ({resource class: record}):
+        the classes in ``managed`` that ``inventories`` lacks are removed,
+        other classes are kept. Raises InventoryInUse when placement
+        refuses to go below the allocations."""
+
+        def wanted(current: Any) -> dict[str, Any] | None:
+            changed = {rc: record for rc, record in current.items() if rc not in managed}
+            changed.update(inventories)
+            return None if changed == current else changed
+
+        return self._read_modify_write(provider_uuid, "inventories", INVENTORIES_VERSION, wanted)
+
+    def set_trait(self, provider_uuid: uuid.UUID | str, trait: str, present: bool) -> Update:
+        """Add or remove one trait, keeping the provider's others."""
+
+        def wanted(current: Any) -> list[str] | None:
+            changed = set(current) | {trait} if present else set(current) - {trait}
+            return None if changed == set(current) else sorted(changed)
+
+        return self._read_modify_write(provider_uuid, "traits", TRAITS_VERSION, wanted)
+
+
+# --- the console's read cache ---------------------------------------------------
+
+# (base url, path, version, params) -> (time.monotonic() when read, JSON body),
+# shared by the threads of the process. Short-lived (the console asks for a
+# few seconds: PLACEMENT_CONSOLE_CACHE_SECONDS), emptied by any write made
+# through a client of this process and whenever the placement settings change.
+_read_cache: dict[tuple[Any, ...], tuple[float, Any]] = {}
+_read_cache_lock = threading.Lock()
+READ_CACHE_ENTRIES = 20000
+
+
+def _remember(key: tuple[Any, ...], data: Any) -> None:
+    now = time.monotonic()
+    with _read_cache_lock:
+        if len(_read_cache) >= READ_CACHE_ENTRIES:
+            horizon = max(settings.PLACEMENT_CONSOLE_CACHE_SECONDS, 1)
+            for stale in [k for k, (at, _data) in _read_cache.items() if now - at >= horizon]:
+                del _read_cache[stale]
+            if len(_read_cache) >= READ_CACHE_ENTRIES:
+                _read_cache.clear()
+        _read_cache[key] = (now, data)
+
+
+def clear_read_cache() -> None:
+    with _read_cache_lock:
+        _read_cache.clear()
+
+
+@receiver(setting_changed)
+def _placement_setting_changed(setting: str, **kwargs: Any) -> None:
+    if setting.startswith("PLACEMENT_") or setting in ("AUTH_STRATEGY", "PUBLIC_URL", "CORRAL_SERVICE"):
+        clear_read_cache()
+
+
+# --- the token and the per-thread client -------------------------------------
+
+_service_token: dict[str, Any] = {"value": None, "expires_at": None}
+_service_token_lock = threading.Lock()
+
+
+def uses_service_user() -> bool:
+    return not settings.PLACEMENT_AUTH_TOKEN and settings.AUTH_STRATEGY != "noauth2"
+
+
+def service_token(renew: bool = False) -> str:
+    """The token sent to placement: PLACEMENT_AUTH_TOKEN when set, else
+    "admin" under noauth2, else a token Corral issues for its own service
+    user (admin on project "service"), kept until a minute before it
+    expires. Our placement checks it through PLACEMENT_TOKEN_VALIDATOR."""
+    if settings.PLACEMENT_AUTH_TOKEN:
+        return settings.PLACEMENT_AUTH_TOKEN
+    if not uses_service_user():
+        return "admin"
+    with _service_token_lock:
+        expires_at = _service_token["expires_at"]
+        if renew or expires_at is None or expires_at - timedelta(minutes=1) <= timezone.now():
+            _service_token["value"], _service_token["expires_at"] = _issue_service_token()
+        return str(_service_token["value"])
+
+
+def _issue_service_token() -> tuple[str, datetime]:
+    user, created = get_user_model().objects.get_or_create(username=settings.PLACEMENT_SERVICE_USER)
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    project = identity.ensure_project("service", description="Service users of Corral")
+    identity.grant(user, project, ADMIN)
+    token, row = identity.issue_token(user, project)
+    return token, row.expires_at
+
+
+_local = threading.local()
+
+
+def client() -> PlacementClient:
+    """This thread's PlacementClient for the configured endpoint and token
+    (a new one when the settings changed)."""
+    key = (
+        settings.PLACEMENT_URL,
+        settings.PLACEMENT_AUTH_TOKEN,
+        settings.AUTH_STRATEGY,
+        settings.PUBLIC_URL,
+        settings.CORRAL_SERVICE,
+    )
+    if getattr(_local, "key", None) != key:
+        _local.key, _local.client = key, PlacementClient()
+    result: PlacementClient = _local.client
+    return result

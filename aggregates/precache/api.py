@@ -1,0 +1,48 @@
+"""``POST /os-aggregates/{id}/images`` (2.81+) and ``/os-image-cache-jobs``."""
+
+from rest_framework.response import Response
+
+from aggregates.compute_api.auth import caller_of, enforce
+from aggregates.compute_api.base import ComputeAPIView, public_base
+from aggregates.compute_api.errors import ApiError
+from aggregates.compute_api.microversions import APIVersion
+from aggregates.compute_api.query import MAX_LIMIT, query_params
+from aggregates.compute_api.validation import path_int, validate
+from aggregates.precache import schemas, serializers, services
+
+
+def _admin_only(request, policy):
+    """The job routes are Corral's own (no Nova policy): admins only."""
+    if not caller_of(request).is_admin:
+        raise ApiError(403, f"Policy doesn't allow {policy} to be performed.")
+
+
+class AggregateImagesView(ComputeAPIView):
+    min_version = APIVersion(2, 81)
+
+    def post(self, request, aggregate_id):
+        body = validate(self.body(request), schemas.AGGREGATE_IMAGES)
+        caller = enforce(request, "compute:aggregates:images")
+        aggregate_id = path_int(aggregate_id, f"Invalid aggregate id: {aggregate_id}. The id must be an integer.")
+        job = services.request_image_cache(caller, aggregate_id, [item["id"] for item in body["cache"]])
+        location = f"{public_base(request)}/compute/v2.1/os-image-cache-jobs/{job.uuid}"
+        return Response(status=202, headers={"Location": location})
+
+
+class ImageCacheJobListView(ComputeAPIView):
+    def get(self, request):
+        query = query_params(request, schemas.JOB_QUERY)
+        _admin_only(request, "corral:image-cache-jobs:list")
+        rows = services.jobs_with_details()
+        if "aggregate_id" in query:
+            rows = rows.filter(aggregate_id=int(query["aggregate_id"]))
+        if "status" in query:
+            rows = rows.filter(status=query["status"])
+        limit = min(int(query.get("limit", 100)), MAX_LIMIT)
+        return Response(serializers.job_list_body(rows[:limit]))
+
+
+class ImageCacheJobView(ComputeAPIView):
+    def get(self, request, job_id):
+        _admin_only(request, "corral:image-cache-jobs:show")
+        return Response(serializers.job_body(services.get_job(job_id)))

@@ -1,0 +1,51 @@
+"""Response bodies of ``/os-image-cache-jobs``."""
+
+from aggregates.compute_api.base import isotime
+
+
+def image_result(row):
+    return {
+        "id": str(row.image_id),
+        "status": row.status,
+        "error": row.error or None,
+        "bytes": row.bytes,
+        "seconds": row.seconds,
+    }
+
+
+def host(item):
+    return {
+        "host": item.host,
+        "status": item.status,
+        "reason": item.reason or None,
+        "images": [image_result(row) for row in item.image_items.all()],
+    }
+
+
+def job(row, with_hosts=True):
+    body = {
+        "id": str(row.uuid),
+        "aggregate_id": row.aggregate_id,
+        "aggregate_uuid": str(row.aggregate_uuid),
+        "aggregate_name": row.aggregate_name,
+        "image_ids": list(row.image_ids),
+        "status": row.status,
+        "error": row.error or None,
+        "created_at": isotime(row.created_at),
+        "started_at": isotime(row.started_at),
+        "finished_at": isotime(row.finished_at),
+        "total": row.total,
+        "done": row.done,
+        "percent": row.percent,
+    }
+    if with_hosts:
+        body["hosts"] = [host(item) for item in row.host_items.all()]
+    return body
+
+
+def job_body(row):
+    return {"job": job(row)}
+
+
+def job_list_body(rows):
+    return {"jobs": [job(row) for row in rows]}

@@ -1,0 +1,65 @@
+"""JSON schemas of values that every domain, the compute API and the console
+check alike (Nova's parameter types): names, zone names, host names,
+metadata keys, booleans, counts, query-string values. Checked with
+aggregates.schema_check, whose formats they name."""
+
+MAX_INT = 2147483647  # the largest integer a count may hold (a 32-bit column)
+
+name = {"type": "string", "minLength": 1, "maxLength": 255, "format": "name"}
+name_with_spaces = {"type": "string", "minLength": 1, "maxLength": 255, "format": "name_with_leading_trailing_spaces"}
+az_name = {"type": "string", "minLength": 1, "maxLength": 255, "format": "az_name"}
+az_name_or_none = {"oneOf": [az_name, {"type": "null"}]}
+hostname = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": r"^[a-zA-Z0-9-._]*$"}
+metadata_key = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": r"^[a-zA-Z0-9-_:. ]{1,255}$"}
+boolean = {
+    "type": ["boolean", "string"],
+    "enum": [
+        True,
+        "True",
+        "TRUE",
+        "true",
+        "1",
+        "ON",
+        "On",
+        "on",
+        "YES",
+        "Yes",
+        "yes",
+        "y",
+        "t",
+        False,
+        "False",
+        "FALSE",
+        "false",
+        "0",
+        "OFF",
+        "Off",
+        "off",
+        "NO",
+        "No",
+        "no",
+        "n",
+        "f",
+    ],
+}
+TRUE_STRINGS = {"true", "1", "on", "yes", "y", "t"}
+
+
+def to_bool(value):
+    """The truth of a value that ``boolean`` accepted."""
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in TRUE_STRINGS
+
+
+# --- query strings -------------------------------------------------------------
+
+non_negative_integer_query = {"type": "string", "pattern": "^[0-9]*$", "minLength": 1}
+boolean_query = {"type": "string", "enum": [v for v in boolean["enum"] if isinstance(v, str)]}
+
+
+def query(properties=None, strict=False):
+    """The schema of a query string, as Nova writes them: each parameter's
+    value (its last one) checked against its property; with ``strict``
+    (``additionalProperties: false``) any other parameter is refused."""
+    return {"type": "object", "properties": dict(properties or {}), "additionalProperties": not strict}

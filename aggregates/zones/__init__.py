@@ -1,0 +1,1 @@
+"""Availability zones, derived from aggregates' ``availability_zone`` key, and their API."""

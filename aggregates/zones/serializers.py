@@ -1,0 +1,26 @@
+"""Response bodies of ``/os-availability-zone``."""
+
+from aggregates.compute_api.base import isotime
+
+
+def zone_hosts(zone):
+    """The services of each host of the zone, by binary (None when not listed)."""
+    if zone.hosts is None:
+        return None
+    return {
+        host: {
+            service.binary: {"available": service.is_up, "active": True, "updated_at": isotime(service.updated_at)}
+            for service in services
+        }
+        for host, services in zone.hosts.items()
+    }
+
+
+def zone_list_body(zones, detail=False):
+    """Nova's availabilityZoneInfo; the brief list shows no hosts."""
+    return {
+        "availabilityZoneInfo": [
+            {"zoneName": z.name, "zoneState": {"available": z.available}, "hosts": zone_hosts(z) if detail else None}
+            for z in zones
+        ]
+    }

@@ -1,0 +1,181 @@
+"""Image pre-caching in the console: the "Cache images" form of an aggregate
+(with its recurring schedules), the list of jobs, a job's page whose
+progress updates itself (``dashboard/precache.js`` polls the progress
+fragment; no full reload), and schedule editing."""
+
+from django import forms
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect
+
+from aggregates.errors import NotFound, ServiceError
+from aggregates.host_aggregates import services as aggregate_services
+from aggregates.images import services as image_services
+from aggregates.images.models import Image
+from aggregates.precache import services
+from aggregates.precache.models import ImageCacheJob
+
+from .console import caller_of, console_view, form_error, page, paginate
+
+DAYS = [("*", "every day"), ("1-5", "Monday to Friday"), ("0,6", "weekends")] + [
+    (str(n), name) for n, name in enumerate(["Sundays", "Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays"])
+]
+
+
+def _image_choices(request):
+    rows = image_services.visible_images(caller_of(request)).filter(status=Image.ACTIVE).order_by("name")
+    return [(str(image.id), f"{image.name or '(no name)'} — {image.id}") for image in rows]
+
+
+class CacheImagesForm(forms.Form):
+    images = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, help_text="Active images only.")
+
+    def __init__(self, *args, image_choices=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["images"].choices = image_choices
+
+
+class ScheduleForm(CacheImagesForm):
+    hour = forms.CharField(initial="2", max_length=60, help_text="0-23, a list (1,13) or */6.")
+    minute = forms.CharField(initial="0", max_length=60, help_text="0-59.")
+    day_of_week = forms.ChoiceField(choices=DAYS, initial="*", label="Days")
+    enabled = forms.BooleanField(required=False, initial=True)
+
+
+def _aggregate_or_404(aggregate_id):
+    try:
+        return aggregate_services.get_aggregate(aggregate_id)
+    except NotFound as exc:
+        raise Http404(exc.message)
+
+
+def _job_or_404(job_uuid):
+    try:
+        return services.get_job(str(job_uuid))
+    except NotFound as exc:
+        raise Http404(exc.message)
+
+
+def _schedule_or_404(schedule_id):
+    try:
+        return services.get_schedule(schedule_id)
+    except NotFound as exc:
+        raise Http404(exc.message)
+
+
+@console_view
+def aggregate_cache(request, aggregate_id):
+    """GET: the form and the aggregate's schedules and jobs; POST: start a job."""
+    aggregate = _aggregate_or_404(aggregate_id)
+    choices = _image_choices(request)
+    form = CacheImagesForm(request.POST if request.method == "POST" else None, image_choices=choices)
+    if request.method == "POST" and form.is_valid():
+        try:
+            job = services.request_image_cache(caller_of(request), aggregate.id, form.cleaned_data["images"])
+        except ServiceError as exc:
+            form_error(form, exc)
+        else:
+            messages.success(request, f"Caching {len(job.image_ids)} image(s) on the hosts of {aggregate.name}.")
+            return redirect("dashboard:image_cache_job", job.uuid)
+    context = {
+        "aggregate": aggregate,
+        "form": form,
+        "schedule_form": ScheduleForm(image_choices=choices, prefix="schedule"),
+        "schedules": services.schedules_of(aggregate.id),
+        "jobs": services.jobs().filter(aggregate_id=aggregate.id)[:10],
+    }
+    return page(request, context, "dashboard/precache/cache.html", status=400 if form.errors else 200)
+
+
+@console_view
+def schedule_create(request, aggregate_id):
+    aggregate = _aggregate_or_404(aggregate_id)
+    if request.method != "POST":
+        return redirect("dashboard:aggregate_cache", aggregate.id)
+    choices = _image_choices(request)
+    form = ScheduleForm(request.POST, image_choices=choices, prefix="schedule")
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            services.create_schedule(
+                caller_of(request), aggregate.id, data["images"], data["minute"], data["hour"], data["day_of_week"]
+            )
+        except ServiceError as exc:
+            form_error(form, exc)
+        else:
+            messages.success(request, f"Recurring pre-cache saved for {aggregate.name}.")
+            return redirect("dashboard:aggregate_cache", aggregate.id)
+    context = {
+        "aggregate": aggregate,
+        "form": CacheImagesForm(image_choices=choices),
+        "schedule_form": form,
+        "schedules": services.schedules_of(aggregate.id),
+        "jobs": services.jobs().filter(aggregate_id=aggregate.id)[:10],
+    }
+    return page(request, context, "dashboard/precache/cache.html", status=400)
+
+
+@console_view(form_page=True)
+def schedule_edit(request, schedule_id):
+    schedule = _schedule_or_404(schedule_id)
+    aggregate = _aggregate_or_404(schedule.aggregate_id)
+    crontab = schedule.crontab
+    initial = {
+        "images": schedule.image_ids,
+        "hour": crontab.hour if crontab else "2",
+        "minute": crontab.minute if crontab else "0",
+        "day_of_week": crontab.day_of_week if crontab else "*",
+        "enabled": schedule.task.enabled,
+    }
+    data = request.POST if request.method == "POST" else None
+    form = ScheduleForm(data, image_choices=_image_choices(request), initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            services.update_schedule(
+                caller_of(request),
+                schedule.task.pk,
+                data["images"],
+                data["minute"],
+                data["hour"],
+                data["day_of_week"],
+                data["enabled"],
+            )
+        except ServiceError as exc:
+            form_error(form, exc)
+        else:
+            messages.success(request, "Recurring pre-cache updated.")
+            return redirect("dashboard:aggregate_cache", aggregate.id)
+    context = {"aggregate": aggregate, "schedule": schedule, "form": form}
+    return page(request, context, "dashboard/precache/schedule_edit.html", status=400 if form.errors else 200)
+
+
+@console_view(form_page=True)
+def schedule_delete(request, schedule_id):
+    schedule = _schedule_or_404(schedule_id)
+    if request.method == "POST":
+        services.delete_schedule(caller_of(request), schedule.task.pk)
+        messages.success(request, "Recurring pre-cache deleted.")
+    return redirect("dashboard:aggregate_cache", schedule.aggregate_id)
+
+
+@console_view
+def job_list(request):
+    rows = services.jobs()
+    status = request.GET.get("status")
+    if status in dict(ImageCacheJob.STATUSES):
+        rows = rows.filter(status=status)
+    current, querystring = paginate(request, rows)
+    context = {"page": current, "querystring": querystring, "statuses": ImageCacheJob.STATUSES}
+    return page(request, context, "dashboard/precache/jobs.html")
+
+
+@console_view
+def job_detail(request, job_uuid):
+    return page(request, {"job": _job_or_404(job_uuid)}, "dashboard/precache/job.html")
+
+
+@console_view
+def job_progress(request, job_uuid):
+    """The part of the job page that changes while it runs (polled by precache.js)."""
+    return page(request, {"job": _job_or_404(job_uuid)}, "dashboard/precache/_progress.html")

@@ -1,0 +1,127 @@
+"""The console on a phone (390 px) and on a desktop (1280 px): no page
+scrolls sideways, the navigation folds behind "Menu", "Log out" stays on
+screen, and nothing the Content-Security-Policy refuses is on any page."""
+
+import pytest
+
+from aggregates.flavors.models import Flavor
+from aggregates.host_aggregates.models import Aggregate
+from aggregates.hosts.models import ComputeNode, Service
+
+from .conftest import log_in, screenshot
+
+expect = pytest.importorskip("playwright.sync_api", reason="browser tests need Playwright's Python package").expect
+
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
+
+
+def console_pages():
+    aggregate = Aggregate.objects.order_by("id").first()
+    host = Service.objects.filter(binary="nova-compute").order_by("host").first().host
+    flavor = Flavor.objects.order_by("flavorid").first()
+    node = ComputeNode.objects.order_by("id").first()
+    pages = {
+        "overview": "/",
+        "aggregates": "/aggregates/",
+        "aggregate-create": "/aggregates/new/",
+        "aggregate": f"/aggregates/{aggregate.id}/",
+        "aggregate-edit": f"/aggregates/{aggregate.id}/edit/",
+        "zones": "/zones/",
+        "hosts": "/hosts/",
+        "host": f"/hosts/{host}/",
+        "flavors": "/flavors/",
+        "flavor-create": "/flavors/new/",
+        "flavor": f"/flavors/{flavor.flavorid}/",
+        "providers": "/resource-providers/",
+        "images": "/images/",
+        "image-create": "/images/new/",
+        "events": "/events/",
+        "search": "/search/?q=az1",
+    }
+    if node is not None:
+        pages["provider"] = f"/resource-providers/{node.uuid}/"
+    return pages
+
+
+def overflow(page):
+    """How many pixels the page is wider than the window (0: no sideways scroll)."""
+    return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+
+
+def _new(browser, viewport):
+    context = browser.new_context(viewport=viewport, color_scheme="light")
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    violations = []
+    page.on("console", lambda message: "Content Security Policy" in message.text and violations.append(message.text))
+    return page, violations
+
+
+@pytest.mark.parametrize("label, viewport", [("phone", PHONE), ("desktop", DESKTOP)])
+def test_no_page_scrolls_sideways(browser, mirrored_demo_url, label, viewport):
+    base = mirrored_demo_url
+    page, violations = _new(browser, viewport)
+    try:
+        page.goto(f"{base}/login/")
+        assert overflow(page) == 0, "login"
+        screenshot(page, f"{label}-login")
+        log_in(page, base, "admin")
+        for name, path in console_pages().items():
+            page.goto(base + path)
+            page.wait_for_load_state("load")
+            assert page.locator("h1").first.is_visible(), name
+            assert overflow(page) == 0, f"{name} ({path}) is wider than {viewport['width']} px"
+            logout = page.locator("header button:has-text('Log out')")
+            box = logout.bounding_box()
+            assert box and box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"], f"Log out cut off on {name}"
+            screenshot(page, f"{label}-{name}")
+        assert violations == []
+    finally:
+        page.context.close()
+
+
+def test_the_phone_navigation_folds_behind_menu(browser, demo_url):
+    page, _ = _new(browser, PHONE)
+    try:
+        log_in(page, demo_url, "admin")
+        nav = page.locator("header nav")
+        expect(nav).to_be_hidden()
+        header_height = page.locator("header").bounding_box()["height"]
+        assert header_height < 80, header_height
+        page.click("label:has-text('Menu')")
+        expect(nav).to_be_visible()
+        screenshot(page, "phone-menu-open")
+        page.click("header nav >> text=Hosts")
+        page.wait_for_url(f"{demo_url}/hosts/")
+        expect(page.locator("header nav")).to_be_hidden()
+        assert page.locator("header nav a.active").all_inner_texts() == ["Hosts"]
+    finally:
+        page.context.close()
+
+
+def test_a_refused_form_is_not_posted_again_by_a_refresh(browser, demo_url):
+    page, _ = _new(browser, DESKTOP)
+    try:
+        log_in(page, demo_url, "admin")
+        page.goto(f"{demo_url}/aggregates/new/")
+        page.fill("input[name=name]", " padded")
+        page.click("button:has-text('Create')")
+        expect(page.locator(".errorlist")).to_be_visible()
+        assert page.url == f"{demo_url}/aggregates/new/"
+        requests = []
+        page.on("request", lambda request: requests.append(request.method))
+        page.reload()
+        assert requests and requests[0] == "GET"
+    finally:
+        page.context.close()
+
+
+def test_desktop_navigation_is_always_shown(browser, demo_url):
+    page, _ = _new(browser, DESKTOP)
+    try:
+        log_in(page, demo_url, "admin")
+        expect(page.locator("header nav")).to_be_visible()
+        expect(page.locator("label:has-text('Menu')")).to_be_hidden()
+    finally:
+        page.context.close()

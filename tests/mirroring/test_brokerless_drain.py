@@ -1,0 +1,157 @@
+"""Without a broker (Celery eager, gunicorn alone: no beat, no drain thread),
+the rows that failed are still drained: after a later commit's rows are
+applied, the same after-commit hook drains the due rows, rate-limited, in
+process (PLACEMENT_URL empty)."""
+
+import os
+from datetime import timedelta
+
+import pytest
+import requests
+from django.utils import timezone
+
+from aggregates.mirroring import outbox
+from aggregates.mirroring.models import PlacementMirrorRequest
+from aggregates.mirroring.placement_client import PlacementClient
+from tests.mirroring.conftest import free_port
+from tests.mirroring.test_mirroring import add_host, create_aggregate
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def in_process(settings, monkeypatch):
+    """Corral's own placement, in process; a fresh rate limit."""
+    settings.PLACEMENT_URL = ""
+    monkeypatch.setattr(outbox, "_last_eager_drain", [float("-inf")])
+    assert outbox.celery_is_eager()
+    return PlacementClient()
+
+
+def aggregates_of(client, node):
+    response = client.request("GET", f"/resource_providers/{node.uuid}/aggregates", "1.19")
+    assert response.status_code == 200, response.text
+    return set(response.json()["aggregates"])
+
+
+def _failed_row(admin_api, settings, aggregate, host):
+    """Add ``host`` while placement is unreachable: the row stays pending."""
+    settings.PLACEMENT_URL = f"http://127.0.0.1:{free_port()}"
+    add_host(admin_api, aggregate, host)
+    row = PlacementMirrorRequest.objects.get(host=host)
+    assert row.status == PlacementMirrorRequest.PENDING and row.attempts == 1
+    settings.PLACEMENT_URL = ""
+    return row
+
+
+def test_a_later_write_drains_the_rows_that_failed(admin_api, make_host, settings, in_process):
+    node1, _node2 = make_host("h1"), make_host("h2")
+    aggregate = create_aggregate(admin_api, "agg1")
+    row = _failed_row(admin_api, settings, aggregate, "h1")
+    PlacementMirrorRequest.objects.filter(pk=row.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+    outbox._last_eager_drain[0] = float("-inf")
+
+    add_host(admin_api, aggregate, "h2")  # its own row, then the drain
+
+    row.refresh_from_db()
+    assert row.status == PlacementMirrorRequest.DONE
+    assert not PlacementMirrorRequest.objects.filter(status=PlacementMirrorRequest.PENDING).exists()
+    assert aggregates_of(in_process, node1) == {aggregate["uuid"]}
+
+
+def test_the_drain_is_rate_limited_and_waits_for_the_backoff(admin_api, make_host, settings, in_process):
+    make_host("h1"), make_host("h2"), make_host("h3")
+    aggregate = create_aggregate(admin_api, "agg1")
+    row = _failed_row(admin_api, settings, aggregate, "h1")
+    # Not due yet (backoff): a write leaves it pending.
+    outbox._last_eager_drain[0] = float("-inf")
+    add_host(admin_api, aggregate, "h2")
+    row.refresh_from_db()
+    assert row.status == PlacementMirrorRequest.PENDING
+    # Due, but this process drained a moment ago: still pending.
+    PlacementMirrorRequest.objects.filter(pk=row.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+    outbox._last_eager_drain[0] = outbox.time.monotonic()
+    add_host(admin_api, aggregate, "h3")
+    row.refresh_from_db()
+    assert row.status == PlacementMirrorRequest.PENDING
+    # Once the interval is over, it is drained.
+    assert outbox.drain_when_due(now=outbox._last_eager_drain[0] + outbox.EAGER_DRAIN_INTERVAL + 1) is not None
+    row.refresh_from_db()
+    assert row.status == PlacementMirrorRequest.DONE
+
+
+def test_no_drain_with_a_broker(admin_api, make_host, settings, in_process, monkeypatch):
+    make_host("h1")
+    aggregate = create_aggregate(admin_api, "agg1")
+    row = _failed_row(admin_api, settings, aggregate, "h1")
+    PlacementMirrorRequest.objects.filter(pk=row.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+    monkeypatch.setattr(outbox, "celery_is_eager", lambda: False)
+    assert outbox.drain_when_due() is None  # the beat's periodic drain does it there
+    row.refresh_from_db()
+    assert row.status == PlacementMirrorRequest.PENDING
+
+
+# --- a real gunicorn without a broker ------------------------------------------------
+
+
+@pytest.fixture
+def brokerless_server(tmp_path):
+    """gunicorn with ONE sync worker, no broker, PLACEMENT_URL empty, on a
+    SQLite file. One worker makes a placement call over HTTP to itself
+    impossible: it would wait for itself until the read timeout."""
+    from tests.mirroring.test_celery_worker import VENV_BIN, Processes, wait_until
+
+    port = free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "PLACEMENT_"))},
+        "CORRAL_VAR_DIR": str(tmp_path),
+        "DATABASE_URL": f"sqlite:///{tmp_path}/corral.sqlite3",
+        "AUTH_STRATEGY": "noauth2",
+        "PLACEMENT_URL": "",
+        "PLACEMENT_READ_TIMEOUT": "5",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    processes = Processes(tmp_path, env)
+    processes.run(str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput")
+    processes.run(
+        str(VENV_BIN / "python"),
+        "manage.py",
+        "register_host",
+        "h1",
+        "--vcpus",
+        "4",
+        "--memory-mb",
+        "1024",
+        "--disk-gb",
+        "10",
+    )
+    processes.start("server", str(VENV_BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "1", "config.wsgi")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: requests.get(url + "/compute/", timeout=2).status_code == 200, what="Corral server")
+        yield url
+    finally:
+        processes.stop_all()
+
+
+def test_a_single_worker_without_broker_mirrors_in_process(brokerless_server):
+    url = brokerless_server
+    compute = {"X-Auth-Token": "admin", "OpenStack-API-Version": "compute 2.41"}
+    placement = {"X-Auth-Token": "admin", "OpenStack-API-Version": "placement 1.19"}
+    providers = requests.get(url + "/placement/resource_providers?name=h1", headers=placement, timeout=30).json()
+    (provider,) = providers["resource_providers"]
+    aggregate = requests.post(
+        url + "/compute/v2.1/os-aggregates", json={"aggregate": {"name": "agg1"}}, headers=compute, timeout=30
+    ).json()["aggregate"]
+    response = requests.post(
+        url + f"/compute/v2.1/os-aggregates/{aggregate['id']}/action",
+        json={"add_host": {"host": "h1"}},
+        headers=compute,
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    # Applied during the request, by the only worker, in process.
+    mirrored = requests.get(
+        url + f"/placement/resource_providers/{provider['uuid']}/aggregates", headers=placement, timeout=30
+    ).json()
+    assert mirrored["aggregates"] == [aggregate["uuid"]]

@@ -1,0 +1,158 @@
+"""A real Celery worker killed in the middle of a job (SIGKILL): the job is
+left running with its lease; once the lease expires the drain, run by a new
+worker, resumes the hosts not done and the job completes. A Corral server
+(gunicorn), the workers and the test share a SQLite file. Skipped when Redis
+does not answer on 127.0.0.1:6379."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.mirroring.conftest import free_port
+from tests.mirroring.test_celery_worker import redis_answers
+
+REDIS_URL = "redis://127.0.0.1:6379/3"
+PROJECT = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+HOSTS = ("wk-1", "wk-2", "wk-3", "wk-4")
+
+pytestmark = pytest.mark.skipif(not redis_answers(), reason="Redis is not reachable on 127.0.0.1:6379")
+
+SETUP = """
+import io
+from aggregates.host_aggregates import services as aggregates
+from aggregates.hosts import services as hosts
+from aggregates.identity.caller import Caller
+from aggregates.images import services as images
+from aggregates.mirroring import outbox
+system = Caller.system("tests")
+with outbox.left_to_the_drain():
+    agg = aggregates.create_aggregate(system, "killed")
+    for host in HOSTS:
+        hosts.register_host(system, host, vcpus=4, memory_mb=4096, local_gb=10)
+        aggregates.add_host(system, agg.id, host)
+image = images.create_image(system, {"name": "cirros", "disk_format": "qcow2", "container_format": "bare"})
+images.upload_image_data(system, str(image.id), [b"cirros" * 10000])
+print(json.dumps({"aggregate": agg.id, "image": str(image.id)}))
+"""
+
+
+def wait_until(check, timeout=60, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def stack(tmp_path):
+    env = {
+        **os.environ,
+        "CORRAL_VAR_DIR": str(tmp_path),
+        "DATABASE_URL": f"sqlite:///{tmp_path}/corral.sqlite3",
+        "AUTH_STRATEGY": "noauth2",
+        "CELERY_BROKER_URL": REDIS_URL,
+        "PLACEMENT_URL": "",
+        "CACHE_DRIVER": "inprocess",
+        "HOST_CACHE_SIMULATED_DELAY": "1",
+        "IMAGE_CACHE_LEASE_SECONDS": "3",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    started = []
+
+    def run(*args, **kw):
+        return subprocess.run(args, cwd=PROJECT, env=env, check=True, capture_output=True, text=True, timeout=300, **kw)
+
+    def start(name, *args):
+        log = open(tmp_path / f"{name}.log", "ab")
+        process = subprocess.Popen(
+            args, cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        started.append(process)
+        return process
+
+    run(str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput")
+    run(str(VENV_BIN / "celery"), "-A", "config", "purge", "-f")
+    port = free_port()
+    start("server", str(VENV_BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "1", "config.wsgi")
+    url = f"http://127.0.0.1:{port}"
+
+    def up():
+        try:
+            return requests.get(url + "/compute/", timeout=2).status_code == 200
+        except requests.RequestException:
+            return False
+
+    wait_until(up, what="the Corral server")
+    try:
+        yield url, run, start, tmp_path
+    finally:
+        for process in started:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in started:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def test_killed_worker_job_resumed_by_the_drain(stack):
+    url, run, start, workdir = stack
+    script = "import json\nHOSTS = " + repr(HOSTS) + "\n" + SETUP
+    made = json.loads(run(str(VENV_BIN / "python"), "manage.py", "shell", "-c", script).stdout.strip().splitlines()[-1])
+    headers = {"X-Auth-Token": "admin", "OpenStack-API-Version": "compute 2.81"}
+    worker = start("worker1", str(VENV_BIN / "celery"), "-A", "config", "worker", "--pool", "solo", "-l", "info")
+    response = requests.post(
+        f"{url}/compute/v2.1/os-aggregates/{made['aggregate']}/images",
+        json={"cache": [{"id": made["image"]}]},
+        headers=headers,
+        timeout=10,
+    )
+    assert response.status_code == 202, response.text
+    job_url = response.headers["Location"]
+
+    def job():
+        return requests.get(job_url, headers=headers, timeout=5).json()["job"]
+
+    # the worker has cached one host (of four, one second each): kill it
+    wait_until(lambda: job()["done"] >= 1, what="the first host to be cached")
+    os.killpg(worker.pid, signal.SIGKILL)
+    worker.wait()
+    killed = job()
+    assert killed["status"] == "running"
+    assert killed["done"] < killed["total"] == 4
+    finished_before = {h["host"] for h in killed["hosts"] if h["status"] == "completed"}
+
+    # a new worker runs the drain once the lease (3 s) has expired
+    start("worker2", str(VENV_BIN / "celery"), "-A", "config", "worker", "--pool", "solo", "-l", "info")
+    time.sleep(3.5)
+    run(str(VENV_BIN / "celery"), "-A", "config", "call", "corral.precache.drain_jobs")
+    done = wait_until(lambda: (lambda j: j if j["status"] != "running" else None)(job()), what="the resumed job")
+    assert done["status"] == "completed", done
+    assert (done["done"], done["percent"]) == (4, 100)
+    assert all(h["status"] == "completed" for h in done["hosts"])
+    for host in HOSTS:
+        assert (workdir / "host-cache" / host / made["image"]).exists()
+    assert finished_before  # those were kept, not redone: one start event, four progress events
+    events = run(
+        str(VENV_BIN / "python"),
+        "manage.py",
+        "shell",
+        "-c",
+        "from aggregates.audit.models import Event; print(list(Event.objects.filter("
+        "event_type__startswith='aggregate.cache_images').order_by('id').values_list('event_type', flat=True)))",
+    ).stdout
+    assert events.count(".start") == 1 and events.count(".progress") == 4 and events.count(".end") == 1, events
+    assert "corral.precache.drain_jobs" in (workdir / "worker2.log").read_text()

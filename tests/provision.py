@@ -1,0 +1,72 @@
+"""The outside programs the tests drive, installed on first use into cached
+virtualenvs under ``var/`` with pinned versions, so that README's test
+command runs everything pip can install on a fresh machine, exactly as
+``.ci/run`` does: the stock ``openstack`` CLI (tests/clients) and upstream
+OpenStack Placement (tests/mirroring, tests/dashboard).
+
+Each virtualenv records the pins it was built with; a change of pins builds
+it again. ``OPENSTACK_CLI`` and ``UPSTREAM_PLACEMENT_VENV`` still point the
+tests at tools installed elsewhere."""
+
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+VAR = Path(os.environ.get("CORRAL_VAR_DIR") or Path(__file__).resolve().parent.parent / "var")
+
+OPENSTACK_CLI_PINS = ("python-openstackclient==10.5.0", "osc-placement==4.9.1", "openstacksdk==4.22.0")
+UPSTREAM_PLACEMENT_PINS = ("openstack-placement==16.0.0", "gunicorn==27.0.1")
+
+
+class ProvisionError(RuntimeError):
+    """A tool could not be installed: pip's own words are in the message."""
+
+
+def cached_venv(name: str, pins: tuple[str, ...], executable: str) -> Path:
+    """var/<name>, a virtualenv holding ``pins``, built once (under a lock,
+    so that concurrent test runs wait for one build) and rebuilt when the
+    pins change."""
+    venv = VAR / name
+    stamp = venv / ".corral-pins"
+    wanted = "\n".join(pins) + "\n"
+
+    def ready() -> bool:
+        return (venv / "bin" / executable).exists() and stamp.exists() and stamp.read_text() == wanted
+
+    if ready():
+        return venv
+    VAR.mkdir(parents=True, exist_ok=True)
+    with open(VAR / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if ready():
+            return venv
+        sys.stderr.write(f"\nInstalling {', '.join(pins)} into {venv} (first use; cached afterwards)...\n")
+        steps = [[sys.executable, "-m", "venv", "--clear", str(venv)], [str(venv / "bin/pip"), "install", "-q", *pins]]
+        for step in steps:
+            result = subprocess.run(step, capture_output=True, text=True, timeout=1800)
+            if result.returncode != 0:
+                raise ProvisionError(f"{' '.join(step)} failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
+        stamp.write_text(wanted)
+    return venv
+
+
+def openstack_cli() -> str:
+    """The path of the stock ``openstack`` CLI (with osc-placement)."""
+    configured = os.environ.get("OPENSTACK_CLI")
+    if configured:
+        found = shutil.which(configured)
+        if found is None:
+            raise ProvisionError(f"OPENSTACK_CLI={configured!r} is not an executable")
+        return found
+    return str(cached_venv("oscvenv", OPENSTACK_CLI_PINS, "openstack") / "bin/openstack")
+
+
+def upstream_placement_venv() -> Path:
+    """A virtualenv with upstream Placement 16.0.0 and gunicorn."""
+    configured = os.environ.get("UPSTREAM_PLACEMENT_VENV")
+    if configured:
+        return Path(configured)
+    return cached_venv("upstream-placement-venv", UPSTREAM_PLACEMENT_PINS, "placement-manage")

@@ -1,0 +1,153 @@
+"""The layout's rules, checked on every test run: no import cycle among
+Corral's modules (an import inside a function counts: it still ties the two
+modules), the import contracts of pyproject.toml, and every stored beat
+schedule naming a task the Celery app knows."""
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+from django_celery_beat.models import PeriodicTask
+
+from config.celery import app as celery_app
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("aggregates", "placement", "dashboard", "config")
+
+
+def import_cycles(graph):
+    """The strongly connected components of more than one module (or a
+    module importing itself), by Tarjan's algorithm, iteratively."""
+    index, low, on_stack, stack, cycles, counter = {}, {}, set(), [], [], [0]
+    for start in sorted(graph.modules):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.find_modules_directly_imported_by(start))))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            module, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter[0]
+                    counter[0] += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[module] = min(low[module], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[module])
+            if low[module] == index[module]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == module:
+                        break
+                if len(component) > 1 or graph.direct_import_exists(importer=module, imported=module):
+                    cycles.append(sorted(component))
+    return cycles
+
+
+@pytest.fixture(scope="module")
+def import_graph():
+    return grimp.build_graph(*PACKAGES, include_external_packages=False)
+
+
+def test_no_import_cycle_among_corrals_modules(import_graph):
+    cycles = import_cycles(import_graph)
+    details = []
+    for cycle in cycles:
+        members = set(cycle)
+        edges = [
+            f"{a} -> {b}"
+            for a in cycle
+            for b in sorted(import_graph.find_modules_directly_imported_by(a))
+            if b in members
+        ]
+        details.append("\n  ".join(edges))
+    assert not cycles, "import cycles:\n  " + "\n\n  ".join(details)
+
+
+def test_cycle_finder_finds_a_cycle():
+    """The check above can fail: a graph with a lazy import closing a loop."""
+    graph = grimp.ImportGraph()
+    for module in ("pkg", "pkg.a", "pkg.b", "pkg.c"):
+        graph.add_module(module)
+    graph.add_import(importer="pkg.a", imported="pkg.b")
+    graph.add_import(importer="pkg.b", imported="pkg.c")
+    graph.add_import(importer="pkg.c", imported="pkg.a")  # e.g. inside a function
+    assert import_cycles(graph) == [["pkg.a", "pkg.b", "pkg.c"]]
+
+
+def test_imports_inside_functions_are_in_the_graph(import_graph, tmp_path, monkeypatch):
+    (tmp_path / "lazy").mkdir()
+    (tmp_path / "lazy" / "__init__.py").write_text("")
+    (tmp_path / "lazy" / "one.py").write_text("def f():\n    from lazy import two\n")
+    (tmp_path / "lazy" / "two.py").write_text("from lazy import one\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    graph = grimp.build_graph("lazy", cache_dir=None)
+    assert import_cycles(graph) == [["lazy.one", "lazy.two"]]
+
+
+def test_import_contracts_hold():
+    """`lint-imports` with the contracts of pyproject.toml (placement apart,
+    api -> services -> models, the console off the API layer...)."""
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "lint-imports"), "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+    assert "0 broken" in result.stdout
+
+
+def store_the_migrations_schedules():
+    """Run the data migrations that store beat schedules, forwards, as a
+    fresh database gets them (tests that flush tables may have removed them)."""
+    from django.apps import apps
+
+    for name in ("0003_placement_mirroring_schedules", "0005_stable_task_names"):
+        migration = importlib.import_module(f"aggregates.migrations.{name}").Migration
+        for operation in migration.operations:
+            operation.code(apps, None)
+
+
+def unregistered_schedules():
+    """(schedule name, task name) of the stored schedules whose task the
+    Celery app does not know."""
+    celery_app.loader.import_default_modules()
+    registered = set(celery_app.tasks)
+    return [(name, task) for name, task in PeriodicTask.objects.values_list("name", "task") if task not in registered]
+
+
+@pytest.mark.django_db
+def test_every_stored_beat_schedule_names_a_registered_task():
+    store_the_migrations_schedules()
+    assert PeriodicTask.objects.count() >= 2, "the migrations store the mirroring's schedules"
+    assert unregistered_schedules() == []
+
+
+@pytest.mark.django_db
+def test_a_schedule_naming_an_unknown_task_is_caught():
+    """The check above can fail: a schedule stored under a task's old name."""
+    store_the_migrations_schedules()
+    schedule = PeriodicTask.objects.order_by("name").first()
+    schedule.task = "aggregates.tasks.drain_mirror_requests"  # its name before the tasks moved
+    schedule.save()
+    assert unregistered_schedules() == [(schedule.name, "aggregates.tasks.drain_mirror_requests")]
