@@ -112,6 +112,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # Tests use a file too, as the embedded mode does: Django's default
+    # in-memory test database runs in SQLite's shared-cache mode, where a
+    # reader and a writer on two threads fail at once with "database table
+    # is locked" instead of waiting out the timeout above. One file per test
+    # run (process), so that two runs in one checkout never share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-corral-{os.getpid()}.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
