@@ -33,3 +33,10 @@ class Conflict(ServiceError):
 
 class Forbidden(ServiceError):
     status = 403
+
+
+class Unavailable(ServiceError):
+    """A service this one depends on (placement) could not be reached or
+    refused unexpectedly: nothing was changed; retrying later may succeed."""
+
+    status = 503

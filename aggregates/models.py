@@ -16,3 +16,5 @@ from aggregates.mirroring.models import (  # noqa: F401
     ReconciliationRun,
 )
 from aggregates.precache.models import ImageCacheHost, ImageCacheJob, ImageCacheResult  # noqa: F401
+from aggregates.scheduling.models import SchedulingDecision  # noqa: F401
+from aggregates.servers.models import Server  # noqa: F401

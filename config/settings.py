@@ -247,3 +247,32 @@ IMAGE_CACHE_HOST_TIMEOUT = float(os.environ.get("IMAGE_CACHE_HOST_TIMEOUT", "180
 # worker; the drain resumes it, up to IMAGE_CACHE_MAX_ATTEMPTS runs in all.
 IMAGE_CACHE_LEASE_SECONDS = float(os.environ.get("IMAGE_CACHE_LEASE_SECONDS", "60"))
 IMAGE_CACHE_MAX_ATTEMPTS = env_int("IMAGE_CACHE_MAX_ATTEMPTS", 3)
+
+# --- Scheduling (aggregates.scheduling) -----------------------------------------
+# Nova's option names, upper-cased, with Nova's defaults.
+# Host filters, by Nova's class names, run in this order.
+ENABLED_FILTERS = [
+    name.strip()
+    for name in os.environ.get("ENABLED_FILTERS", "ComputeFilter,ImagePropertiesFilter").split(",")
+    if name.strip()
+]
+# Placement pre-filters ([scheduler] section in Nova).
+LIMIT_TENANTS_TO_PLACEMENT_AGGREGATE = env_bool("LIMIT_TENANTS_TO_PLACEMENT_AGGREGATE", False)
+PLACEMENT_AGGREGATE_REQUIRED_FOR_TENANTS = env_bool("PLACEMENT_AGGREGATE_REQUIRED_FOR_TENANTS", False)
+ENABLE_ISOLATED_AGGREGATE_FILTERING = env_bool("ENABLE_ISOLATED_AGGREGATE_FILTERING", False)
+QUERY_PLACEMENT_FOR_IMAGE_TYPE_SUPPORT = env_bool("QUERY_PLACEMENT_FOR_IMAGE_TYPE_SUPPORT", False)
+MAX_PLACEMENT_RESULTS = max(1, env_int("MAX_PLACEMENT_RESULTS", 1000))
+# [filter_scheduler] options.
+HOST_SUBSET_SIZE = max(1, env_int("HOST_SUBSET_SIZE", 1))
+MAX_IO_OPS_PER_HOST = env_int("MAX_IO_OPS_PER_HOST", 8)
+MAX_INSTANCES_PER_HOST = env_int("MAX_INSTANCES_PER_HOST", 50)
+AGGREGATE_IMAGE_PROPERTIES_ISOLATION_NAMESPACE = os.environ.get("AGGREGATE_IMAGE_PROPERTIES_ISOLATION_NAMESPACE", "")
+AGGREGATE_IMAGE_PROPERTIES_ISOLATION_SEPARATOR = os.environ.get("AGGREGATE_IMAGE_PROPERTIES_ISOLATION_SEPARATOR", ".")
+RAM_WEIGHT_MULTIPLIER = float(os.environ.get("RAM_WEIGHT_MULTIPLIER", "1.0"))
+CPU_WEIGHT_MULTIPLIER = float(os.environ.get("CPU_WEIGHT_MULTIPLIER", "1.0"))
+DISK_WEIGHT_MULTIPLIER = float(os.environ.get("DISK_WEIGHT_MULTIPLIER", "1.0"))
+IO_OPS_WEIGHT_MULTIPLIER = float(os.environ.get("IO_OPS_WEIGHT_MULTIPLIER", "-1.0"))
+NUM_INSTANCES_WEIGHT_MULTIPLIER = float(os.environ.get("NUM_INSTANCES_WEIGHT_MULTIPLIER", "0.0"))
+# [DEFAULT] default_schedule_zone: the zone of a server created without one
+# (empty: none, the server may go anywhere and stays free to move).
+DEFAULT_SCHEDULE_ZONE = os.environ.get("DEFAULT_SCHEDULE_ZONE", "")

@@ -52,6 +52,7 @@ POLICIES = {
     "os_compute_api:os-aggregates:remove_host": "admin",
     "os_compute_api:os-aggregates:set_metadata": "admin",
     "compute:aggregates:images": "admin",
+    "os_compute_api:os-scheduler-explain": "admin",
     "os_compute_api:os-availability-zone:list": "any",
     "os_compute_api:os-availability-zone:detail": "reader",
     "os_compute_api:os-services:list": "reader",

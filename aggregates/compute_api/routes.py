@@ -7,6 +7,8 @@ from aggregates.flavors import api as flavors
 from aggregates.host_aggregates import api as aggregates
 from aggregates.hosts.api import hypervisors, os_services, registrations
 from aggregates.precache import api as precache
+from aggregates.scheduling import api as scheduling
+from aggregates.servers import api as servers
 from aggregates.zones import api as zones
 
 from . import versions
@@ -55,6 +57,13 @@ urlpatterns = [
     path("os-hypervisors/<str:pattern>/search", hypervisors.HypervisorSearchView.as_view()),
     path("os-hypervisors/<str:pattern>/servers", hypervisors.HypervisorServersView.as_view()),
     path("os-host-registrations", registrations.HostRegistrationView.as_view()),
+    # servers
+    path("servers", servers.ServerListView.as_view()),
+    path("servers/detail", servers.ServerDetailListView.as_view()),
+    path("servers/<str:server_id>", servers.ServerView.as_view()),
+    # scheduling explanations (Corral's own)
+    path("os-scheduler-explain", scheduling.SchedulerExplainView.as_view()),
+    path("os-scheduler-explain/<str:decision_id>", scheduling.SchedulingDecisionView.as_view()),
 ]
 
 # Appended last by config.urls so that every other route wins.

@@ -30,6 +30,23 @@ def up_q(now: datetime | None = None) -> Q:
     )
 
 
+# Disk formats each hypervisor type boots (Nova's drivers report them as
+# COMPUTE_IMAGE_TYPE_<FORMAT> traits); other types: raw and qcow2.
+IMAGE_TYPES_BY_HYPERVISOR = {
+    "QEMU": frozenset({"aki", "ami", "ari", "iso", "qcow2", "raw"}),
+    "KVM": frozenset({"aki", "ami", "ari", "iso", "qcow2", "raw"}),
+    "ironic": frozenset({"raw", "qcow2"}),
+    "VMware vCenter Server": frozenset({"iso", "vmdk"}),
+    "Virtuozzo": frozenset({"ploop", "qcow2", "raw"}),
+}
+DEFAULT_IMAGE_TYPES = frozenset({"raw", "qcow2"})
+
+
+def image_types_of(hypervisor_type: str) -> frozenset[str]:
+    """The disk formats a hypervisor of this type boots."""
+    return IMAGE_TYPES_BY_HYPERVISOR.get(hypervisor_type, DEFAULT_IMAGE_TYPES)
+
+
 class ServiceQuerySet(models.QuerySet):
     def up(self, now: datetime | None = None) -> "ServiceQuerySet":
         return self.filter(up_q(now))

@@ -5,6 +5,7 @@ import json
 
 from aggregates.compute_api.base import isotime, public_base
 from aggregates.hosts import services as host_services
+from aggregates.servers.serializers import instance_name
 
 # --- /os-services -------------------------------------------------------------------
 
@@ -44,9 +45,12 @@ def service_action_body(host, binary, fields):
 USAGE_FIELDS = ("vcpus", "memory_mb", "local_gb", "vcpus_used", "memory_mb_used", "local_gb_used")
 
 
-def hypervisor(node, version, detail=False, with_servers=False):
+def hypervisor(node, version, detail=False, with_servers=False, usage=None, servers=None):
     """A compute node as Nova shows it: uuid ids from 2.53, cpu_info an object
-    from 2.28, usage fields until 2.87 and uptime from 2.88."""
+    from 2.28, usage fields until 2.87 and uptime from 2.88. ``usage``
+    (vcpus_used, memory_mb_used, local_gb_used, running_vms) overrides the
+    stored values: what placement and the servers say now. ``servers``: the
+    servers on the node's host, listed when there are some."""
     svc = node.service
     uuid_ids = version >= (2, 53)
     item = {
@@ -57,13 +61,15 @@ def hypervisor(node, version, detail=False, with_servers=False):
     }
     if detail:
         if version < (2, 88):
-            item.update({name: getattr(node, name) for name in USAGE_FIELDS})
+            now = {name: getattr(node, name) for name in (*USAGE_FIELDS, "running_vms")}
+            now.update(usage or {})
+            item.update({name: now[name] for name in USAGE_FIELDS})
             item.update(
                 {
-                    "free_ram_mb": node.memory_mb - node.memory_mb_used,
-                    "free_disk_gb": node.local_gb - node.local_gb_used,
+                    "free_ram_mb": now["memory_mb"] - now["memory_mb_used"],
+                    "free_disk_gb": now["local_gb"] - now["local_gb_used"],
                     "current_workload": node.current_workload,
-                    "running_vms": node.running_vms,
+                    "running_vms": now["running_vms"],
                     "disk_available_least": node.disk_available_least,
                     "cpu_info": (node.cpu_info or {}) if version >= (2, 28) else json.dumps(node.cpu_info or {}),
                 }
@@ -82,17 +88,24 @@ def hypervisor(node, version, detail=False, with_servers=False):
         )
         if version >= (2, 88):
             item["uptime"] = host_services.uptime_of(node)
-    # Corral tracks no servers: Nova shows the key only when the list is
-    # not empty, or, from 2.75, whenever with_servers was asked for.
-    if with_servers and version >= (2, 75):
+    # Nova shows the key when the list is not empty, or, from 2.75,
+    # whenever with_servers was asked for.
+    if servers:
+        item["servers"] = [{"name": instance_name(server), "uuid": str(server.uuid)} for server in servers]
+    elif with_servers and version >= (2, 75):
         item["servers"] = []
     return item
 
 
-def hypervisor_list_body(request, nodes, detail=False, with_servers=False, paged=False):
+def hypervisor_list_body(request, nodes, detail=False, with_servers=False, paged=False, usages=None, servers=None):
     """The nodes; when ``paged`` and the page is full (as long as the limit
-    asked for), Nova's hypervisors_links with a next link."""
-    items = [hypervisor(node, request.version, detail, with_servers) for node in nodes]
+    asked for), Nova's hypervisors_links with a next link. ``usages``: node
+    id -> usage now; ``servers``: host -> its servers."""
+    usages, servers = usages or {}, servers or {}
+    items = [
+        hypervisor(node, request.version, detail, with_servers, usages.get(node.id), servers.get(node.host))
+        for node in nodes
+    ]
     body = {"hypervisors": items}
     links = _next_link(request, items, detail) if paged else None
     if links:
@@ -110,8 +123,8 @@ def _next_link(request, items, detail):
     return [{"rel": "next", "href": f"{public_base(request)}/compute/v2.1/{collection}?{params.urlencode()}"}]
 
 
-def hypervisor_body(node, version, with_servers=False):
-    return {"hypervisor": hypervisor(node, version, detail=True, with_servers=with_servers)}
+def hypervisor_body(node, version, with_servers=False, usage=None, servers=None):
+    return {"hypervisor": hypervisor(node, version, True, with_servers, usage, servers)}
 
 
 def hypervisor_uptime_body(node, uptime, version):

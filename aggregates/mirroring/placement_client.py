@@ -19,6 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -392,9 +393,16 @@ class PlacementClient:
 
     def set_trait(self, provider_uuid: uuid.UUID | str, trait: str, present: bool) -> Update:
         """Add or remove one trait, keeping the provider's others."""
+        return self.change_traits(provider_uuid, {trait} if present else set(), set() if present else {trait})
+
+    def change_traits(
+        self, provider_uuid: uuid.UUID | str, present: AbstractSet[str], absent: AbstractSet[str]
+    ) -> Update:
+        """Make the traits of ``present`` carried and those of ``absent`` not,
+        keeping the provider's others."""
 
         def wanted(current: Any) -> list[str] | None:
-            changed = set(current) | {trait} if present else set(current) - {trait}
+            changed = (set(current) | present) - absent
             return None if changed == set(current) else sorted(changed)
 
         return self._read_modify_write(provider_uuid, "traits", TRAITS_VERSION, wanted)

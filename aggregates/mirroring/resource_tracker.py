@@ -2,8 +2,9 @@
 keeps them: provider uuid = compute node uuid, name = hypervisor hostname,
 VCPU / MEMORY_MB / DISK_GB inventories from the node's resources with the
 allocation ratios and reservations of the settings (or of the host's own
-registration), and the COMPUTE_STATUS_DISABLED trait while the compute
-service is disabled.
+registration), the COMPUTE_STATUS_DISABLED trait while the compute
+service is disabled, and, with QUERY_PLACEMENT_FOR_IMAGE_TYPE_SUPPORT on,
+a COMPUTE_IMAGE_TYPE_<FORMAT> trait for each disk format the node boots.
 
 The functions here talk to placement; when they run is the outbox's
 business (aggregates.mirroring).
@@ -15,12 +16,19 @@ from typing import Any, NamedTuple, TypedDict
 
 from django.conf import settings
 
-from aggregates.hosts.models import ComputeNode
+from aggregates.hosts.models import IMAGE_TYPES_BY_HYPERVISOR, ComputeNode, image_types_of
 from aggregates.mirroring.placement_client import PlacementClient, ProviderNotFound, Update
 
 log = logging.getLogger(__name__)
 
 DISABLED_TRAIT = "COMPUTE_STATUS_DISABLED"
+IMAGE_TYPE_TRAIT_PREFIX = "COMPUTE_IMAGE_TYPE_"
+# Every image type trait Corral may set (the others a provider carries are left alone).
+IMAGE_TYPE_TRAITS = frozenset(
+    IMAGE_TYPE_TRAIT_PREFIX + disk_format.upper()
+    for formats in IMAGE_TYPES_BY_HYPERVISOR.values()
+    for disk_format in formats
+)
 MANAGED_CLASSES = ("VCPU", "MEMORY_MB", "DISK_GB")
 
 
@@ -40,6 +48,8 @@ class ProviderState(TypedDict):
 
     inventories: dict[str, InventoryRecord]
     disabled: bool
+    # COMPUTE_IMAGE_TYPE_* traits (sorted), empty unless QUERY_PLACEMENT_FOR_IMAGE_TYPE_SUPPORT.
+    image_types: list[str]
 
 
 def _own_or_setting(node: ComputeNode, name: str) -> Any:
@@ -83,7 +93,10 @@ def inventories(node: ComputeNode) -> dict[str, InventoryRecord]:
 
 def desired_state(node: ComputeNode) -> ProviderState:
     """What the node's provider must carry (``node.service`` is read)."""
-    return {"inventories": inventories(node), "disabled": node.service.disabled}
+    image_types: list[str] = []
+    if settings.QUERY_PLACEMENT_FOR_IMAGE_TYPE_SUPPORT:
+        image_types = sorted(IMAGE_TYPE_TRAIT_PREFIX + f.upper() for f in image_types_of(node.hypervisor_type))
+    return {"inventories": inventories(node), "disabled": node.service.disabled, "image_types": image_types}
 
 
 def in_sync(node: ComputeNode, generation: int | None) -> bool:
@@ -128,12 +141,15 @@ def sync_node(node: ComputeNode, placement: PlacementClient, provider_uuid: str 
             )
         inventory = placement.set_inventories(provider_uuid, state["inventories"], MANAGED_CLASSES)
     generation, traits_changed = inventory.generation, False
-    trait_known = (created and not state["disabled"]) or (
+    trait_known = (created and not state["disabled"] and not state["image_types"]) or (
         node.provider_generation == inventory.generation_before
         and node.provider_state.get("disabled") == state["disabled"]
+        and node.provider_state.get("image_types", []) == state["image_types"]
     )
     if not trait_known:
-        traits = placement.set_trait(provider_uuid, DISABLED_TRAIT, state["disabled"])
+        present = set(state["image_types"]) | ({DISABLED_TRAIT} if state["disabled"] else set())
+        absent = (IMAGE_TYPE_TRAITS | {DISABLED_TRAIT}) - present
+        traits = placement.change_traits(provider_uuid, present, absent)
         generation, traits_changed = traits.generation, traits.changed
     remember(node, generation, state)
     return SyncOutcome(provider_uuid, created, inventory.changed, traits_changed)

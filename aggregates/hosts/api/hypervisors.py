@@ -9,6 +9,9 @@ from aggregates.compute_api.query import MAX_LIMIT, parse_uuid, query_params
 from aggregates.compute_api.validation import path_int
 from aggregates.hosts import schemas, serializers
 from aggregates.hosts import services as host_services
+from aggregates.hosts.models import Service
+from aggregates.mirroring.placement_client import PlacementError, PlacementUnreachable, client
+from aggregates.servers import services as server_services
 from aggregates.value_schemas import to_bool
 
 
@@ -20,6 +23,37 @@ def hypervisor_ref(request, value):
         return path_int(value)
     except ApiError:
         raise ApiError(404, f"Hypervisor with ID '{value}' could not be found.")
+
+
+def usages_now(nodes, version):
+    """Node id -> its usage now, up to 2.87: vcpus_used, memory_mb_used and
+    local_gb_used from the placement usages of the node's provider, and
+    running_vms the node's servers. A node placement cannot answer for keeps
+    its stored values (absent here)."""
+    if version >= (2, 88) or not nodes:
+        return {}
+    counts = server_services.running_counts(nodes)
+    placement = client()
+    usages = {}
+    for node in nodes:
+        try:
+            used = placement.provider_usages(node.uuid)
+        except PlacementUnreachable:
+            break  # the next nodes would wait for it in turn
+        except PlacementError:
+            continue
+        usages[node.id] = {
+            "vcpus_used": used.get("VCPU", 0),
+            "memory_mb_used": used.get("MEMORY_MB", 0),
+            "local_gb_used": used.get("DISK_GB", 0),
+            "running_vms": counts.get(str(node.uuid), 0),
+        }
+    return usages
+
+
+def servers_of(nodes, with_servers):
+    """Host -> its servers, when asked for (``with_servers``), else {}."""
+    return server_services.servers_on_hosts({node.host for node in nodes}) if with_servers else {}
 
 
 class HypervisorListView(ComputeAPIView):
@@ -47,7 +81,13 @@ class HypervisorListView(ComputeAPIView):
         with_servers = to_bool(params.get("with_servers", False))
         return Response(
             serializers.hypervisor_list_body(
-                request, nodes, self.detail, with_servers, paged=paging and pattern is None
+                request,
+                nodes,
+                self.detail,
+                with_servers,
+                paged=paging and pattern is None,
+                usages=usages_now(nodes, request.version) if self.detail else None,
+                servers=servers_of(nodes, with_servers),
             )
         )
 
@@ -62,7 +102,9 @@ class HypervisorView(ComputeAPIView):
         enforce(request, "os_compute_api:os-hypervisors:show")
         node = host_services.get_compute_node(hypervisor_ref(request, node_ref))
         with_servers = to_bool(params.get("with_servers", False))
-        return Response(serializers.hypervisor_body(node, request.version, with_servers))
+        usage = usages_now([node], request.version).get(node.id)
+        servers = servers_of([node], with_servers).get(node.host)
+        return Response(serializers.hypervisor_body(node, request.version, with_servers, usage, servers))
 
 
 class HypervisorUptimeView(ComputeAPIView):
@@ -79,7 +121,20 @@ class HypervisorStatisticsView(ComputeAPIView):
 
     def get(self, request):
         enforce(request, "os_compute_api:os-hypervisors:statistics")
-        return Response(serializers.hypervisor_statistics_body(host_services.compute_node_statistics()))
+        statistics = host_services.compute_node_statistics()
+        # The sums with each node's usage now, where placement could tell it.
+        nodes = [
+            node
+            for node in host_services.list_compute_nodes()
+            if node.service.binary == Service.COMPUTE and not node.service.disabled
+        ]
+        usages = usages_now(nodes, request.version)
+        for node in nodes:
+            for name, value in usages.get(node.id, {}).items():
+                statistics[name] += value - getattr(node, name)
+        statistics["free_ram_mb"] = statistics["memory_mb"] - statistics["memory_mb_used"]
+        statistics["free_disk_gb"] = statistics["local_gb"] - statistics["local_gb_used"]
+        return Response(serializers.hypervisor_statistics_body(statistics))
 
 
 class HypervisorSearchView(ComputeAPIView):
@@ -87,12 +142,17 @@ class HypervisorSearchView(ComputeAPIView):
 
     max_version = (2, 52)
     policy = "os_compute_api:os-hypervisors:search"
+    with_servers = False
 
     def get(self, request, pattern):
         enforce(request, self.policy)
         nodes = host_services.search_compute_nodes(pattern)
-        return Response(serializers.hypervisor_list_body(request, nodes))
+        servers = servers_of(nodes, self.with_servers)
+        return Response(serializers.hypervisor_list_body(request, nodes, servers=servers))
 
 
 class HypervisorServersView(HypervisorSearchView):
+    """Each matching node with the servers of its host (the key only when there are some)."""
+
     policy = "os_compute_api:os-hypervisors:servers"
+    with_servers = True

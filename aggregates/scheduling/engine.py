@@ -1,0 +1,428 @@
+"""One scheduling decision: what every compute node looks like now, the
+placement query and its candidates, the host filters, the weighers, and the
+fate of every host (chosen, passed, or rejected at which stage and why).
+Claims are not made here (``services``); this module reads the database and
+placement and decides."""
+
+import logging
+import random
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.db.models import BooleanField, Case, Count, Q, Value, When
+
+from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
+from aggregates.hosts.models import ComputeNode, Service, image_types_of, up_q
+from aggregates.mirroring.placement_client import PlacementClient
+from aggregates.scheduling import filters as host_filters
+from aggregates.scheduling import prefilters
+from aggregates.scheduling.host_state import AggregateInfo, HostState
+from aggregates.scheduling.request import RequestSpec
+from aggregates.scheduling.weighers import WeighedHost, weigh_hosts
+from aggregates.servers.models import Server
+
+log = logging.getLogger("aggregates.scheduling")
+
+CANDIDATES_VERSION = "1.36"
+IGNORED_RATIO_KEYS = ("cpu_allocation_ratio", "ram_allocation_ratio", "disk_allocation_ratio")
+# Hosts whose missing room is spelled out in numbers (one placement read each).
+MAX_CAPACITY_DETAILS = 25
+# Alternates a successful boot's stored decision keeps beside the chosen hosts.
+ALTERNATES_KEPT = 10
+
+
+@dataclass
+class HostFate:
+    host: str
+    node: str
+    result: str  # chosen | passed | rejected
+    stage: str  # placement | filter | weigher
+    filter: str = ""
+    reason: str = ""
+    weight: float | None = None
+    weights: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "node": self.node,
+            "result": self.result,
+            "stage": self.stage,
+            "filter": self.filter,
+            "reason": self.reason,
+            "weight": self.weight,
+            "weights": self.weights,
+        }
+
+
+@dataclass
+class Decision:
+    """The outcome of one request: hosts in the order to try them, with the
+    allocation request placement offered for each, and every host's fate."""
+
+    spec: RequestSpec
+    query: prefilters.PlacementQuery | None
+    candidates: int = 0
+    ordered: list[WeighedHost] = field(default_factory=list)
+    allocation_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    fates: dict[str, HostFate] = field(default_factory=dict)  # by node uuid
+    chosen: list[str] = field(default_factory=list)  # host names, in placement order
+    refusal: str = ""  # a pre-filter refused the request outright
+    notes: list[str] = field(default_factory=list)
+    # Every compute node has its fate (else only placement's candidates).
+    complete: bool = True
+
+    def explanation(self) -> dict[str, Any]:
+        """The stored and served explanation. A successful boot's decision
+        (not complete) keeps the chosen hosts, the best alternates and how
+        many hosts each filter rejected, not a row for every host."""
+        fates = list(self.fates.values())
+        rejected_by: dict[str, int] = defaultdict(int)
+        for fate in fates:
+            if fate.result == "rejected":
+                rejected_by[fate.filter or fate.stage] += 1
+        if not self.complete:
+            kept = [f for f in fates if f.result == "chosen"]
+            kept += sorted((f for f in fates if f.result == "passed"), key=lambda f: -(f.weight or 0))[:ALTERNATES_KEPT]
+            fates = kept
+        return {
+            "placement_query": self.query.query_string() if self.query else "",
+            "candidates": self.candidates,
+            "chosen": list(self.chosen),
+            "notes": list(self.notes),
+            "complete": self.complete,
+            "rejected_by": dict(sorted(rejected_by.items())),
+            "hosts": [fate.as_dict() for fate in fates],
+        }
+
+
+# --- what the cloud looks like ----------------------------------------------
+
+
+def load_aggregates() -> dict[int, AggregateInfo]:
+    """Every aggregate with its metadata, by primary key."""
+    metadata: dict[int, dict[str, str]] = defaultdict(dict)
+    for aggregate_id, key, value in AggregateMetadata.objects.values_list("aggregate_id", "key", "value"):
+        metadata[aggregate_id][key] = value
+    return {
+        pk: AggregateInfo(uuid=str(uuid), name=name, metadata=metadata.get(pk, {}))
+        for pk, uuid, name in Aggregate.objects.values_list("id", "uuid", "name")
+    }
+
+
+def load_hosts(aggregates: dict[int, AggregateInfo], node_uuids: set[str] | None = None) -> list[HostState]:
+    """A HostState for every compute node (or those of ``node_uuids``), in
+    registration order; placement's figures replace the stored resources of
+    candidates. Read with plain values: this runs for every boot."""
+    nodes = ComputeNode.objects.order_by("id")
+    if node_uuids is not None:
+        nodes = nodes.filter(uuid__in=node_uuids)
+    rows = list(
+        nodes.values_list(
+            "uuid",
+            "host",
+            "hypervisor_hostname",
+            "service_id",
+            "hypervisor_type",
+            "hypervisor_version",
+            "cpu_info",
+            "vcpus",
+            "memory_mb",
+            "local_gb",
+        )
+    )
+    names = {row[1] for row in rows}
+    services = {
+        pk: (disabled, reason or "", up)
+        for pk, disabled, reason, up in Service.objects.filter(id__in={row[3] for row in rows})
+        .annotate(up=Case(When(up_q(), then=Value(True)), default=Value(False), output_field=BooleanField()))
+        .values_list("id", "disabled", "disabled_reason", "up")
+    }
+    by_host: dict[str, list[AggregateInfo]] = defaultdict(list)
+    memberships = AggregateHost.objects.values_list("host", "aggregate_id")
+    if node_uuids is not None:
+        memberships = memberships.filter(host__in=names)
+    for host, aggregate_id in memberships:
+        by_host[host].append(aggregates[aggregate_id])
+    servers = Server.objects.filter(deleted_at__isnull=True, node_uuid__isnull=False)
+    if node_uuids is not None:
+        servers = servers.filter(node_uuid__in=node_uuids)
+    counts = {
+        node_uuid: (n, io)
+        for node_uuid, n, io in servers.values("node_uuid")
+        .annotate(n=Count("id"), io=Count("id", filter=Q(task_state__isnull=False)))
+        .values_list("node_uuid", "n", "io")
+    }
+    default_zone = settings.DEFAULT_AVAILABILITY_ZONE
+    hosts = []
+    for node_uuid, host, node, service_id, hv_type, hv_version, cpu_info, vcpus, memory_mb, local_gb in rows:
+        in_aggregates = by_host.get(host, [])
+        zone = next((a.metadata["availability_zone"] for a in in_aggregates if "availability_zone" in a.metadata), "")
+        disabled, reason, up = services[service_id]
+        n, io = counts.get(str(node_uuid), (0, 0))
+        hosts.append(
+            HostState(
+                host=host,
+                node=node,
+                node_uuid=str(node_uuid),
+                aggregates=in_aggregates,
+                availability_zone=zone or default_zone,
+                service_disabled=disabled,
+                disabled_reason=reason,
+                service_up=up,
+                hypervisor_type=hv_type,
+                hypervisor_version=hv_version,
+                image_types=image_types_of(hv_type),
+                cpu_arch=str((cpu_info or {}).get("arch") or "x86_64"),
+                vcpus_total=vcpus,
+                memory_mb_total=memory_mb,
+                disk_gb_total=local_gb,
+                num_instances=n,
+                num_io_ops=io,
+            )
+        )
+    return hosts
+
+
+# --- placement ----------------------------------------------------------------
+
+
+def _apply_summary(host: HostState, summary: dict[str, Any]) -> None:
+    resources = summary.get("resources", {})
+    if "VCPU" in resources:
+        host.vcpus_capacity, host.vcpus_used = resources["VCPU"]["capacity"], resources["VCPU"]["used"]
+    if "MEMORY_MB" in resources:
+        host.memory_mb_capacity = resources["MEMORY_MB"]["capacity"]
+        host.memory_mb_used = resources["MEMORY_MB"]["used"]
+    if "DISK_GB" in resources:
+        host.disk_gb_capacity, host.disk_gb_used = resources["DISK_GB"]["capacity"], resources["DISK_GB"]["used"]
+
+
+def query_candidates(placement: PlacementClient, query: prefilters.PlacementQuery) -> dict[str, Any]:
+    response = placement.request("GET", "/allocation_candidates?" + query.query_string(), CANDIDATES_VERSION)
+    if response.status_code != 200:
+        raise placement._error(response, "Listing allocation candidates")
+    return response.json()
+
+
+def _rooms(placement: PlacementClient, query: prefilters.PlacementQuery) -> dict[str, set[str]]:
+    """For each requested class, the providers with room for it alone, among
+    those the query's aggregates allow."""
+    rooms = {}
+    narrowing = [("member_of", "in:" + ",".join(sorted(group))) for group in query.member_of]
+    if query.forbidden_aggregates:
+        narrowing.append(("member_of", "!in:" + ",".join(sorted(set(query.forbidden_aggregates)))))
+    for resource_class, amount in query.resources.items():
+        params = urlencode([("resources", f"{resource_class}:{amount}"), *narrowing])
+        response = placement.request("GET", "/resource_providers?" + params, "1.32")
+        if response.status_code != 200:
+            raise placement._error(response, "Listing providers")
+        rooms[resource_class] = {rp["uuid"] for rp in response.json()["resource_providers"]}
+    return rooms
+
+
+def _capacity_detail(placement: PlacementClient, host: HostState, resource_class: str, amount: int) -> str:
+    try:
+        inventory = placement.provider_inventories(host.node_uuid).get(resource_class)
+        used = placement.provider_usages(host.node_uuid).get(resource_class, 0)
+    except Exception:  # noqa: BLE001 - a detail only; the sentence stands without it
+        return ""
+    if not inventory:
+        return f"; its provider has no {resource_class} inventory"
+    capacity = int((inventory["total"] - inventory["reserved"]) * inventory["allocation_ratio"])
+    return f"; {used} of {capacity} used, {max(capacity - used, 0)} free" + (
+        f", max_unit {inventory['max_unit']}" if amount > inventory["max_unit"] else ""
+    )
+
+
+def explain_placement_exclusions(
+    placement: PlacementClient, decision: Decision, excluded: list[HostState], returned_all: bool
+) -> None:
+    """Give every host placement did not return its reason."""
+    query = decision.query
+    assert query is not None
+    rooms: dict[str, set[str]] | None = None
+    details = 0
+    for host in excluded:
+        verdict = query.excluded_by(host)
+        if verdict:
+            name, reason = verdict
+            decision.fates[host.node_uuid] = HostFate(host.host, host.node, "rejected", "placement", name, reason)
+            continue
+        if not returned_all:
+            reason = (
+                f"placement returned its limit of {query.limit} candidates (MAX_PLACEMENT_RESULTS) without host "
+                f"{host.host}; whether it has room was not checked"
+            )
+            decision.fates[host.node_uuid] = HostFate(host.host, host.node, "rejected", "placement", "limit", reason)
+            continue
+        if rooms is None:
+            rooms = _rooms(placement, query)
+        short = [rc for rc, uuids in rooms.items() if host.node_uuid not in uuids]
+        if short:
+            resource_class = short[0]
+            amount = query.resources[resource_class]
+            detail = ""
+            if details < MAX_CAPACITY_DETAILS:
+                details += 1
+                detail = _capacity_detail(placement, host, resource_class, amount)
+            reason = (
+                f"host {host.host} lacks room for {resource_class}: flavor {decision.spec.flavor.name} needs "
+                f"{amount}{detail}"
+            )
+            decision.fates[host.node_uuid] = HostFate(
+                host.host, host.node, "rejected", "placement", "resources", reason
+            )
+        else:
+            wanted = ", ".join(sorted(query.required)) or "a trait"
+            reason = f"host {host.host} has room but its provider lacks {wanted} required by the request"
+            decision.fates[host.node_uuid] = HostFate(host.host, host.node, "rejected", "placement", "traits", reason)
+
+
+# --- filters and weighers -----------------------------------------------------
+
+
+def run_filters(
+    hosts: list[HostState], spec: RequestSpec, enabled: list[host_filters.HostFilter], decision: Decision
+) -> list[HostState]:
+    passing = []
+    for host in hosts:
+        for host_filter in enabled:
+            reason = host_filter.host_passes(host, spec)
+            if reason is not None:
+                decision.fates[host.node_uuid] = HostFate(
+                    host.host, host.node, "rejected", "filter", host_filter.name, reason
+                )
+                break
+        else:
+            passing.append(host)
+    return passing
+
+
+def _ratio_notes(hosts: list[HostState]) -> list[str]:
+    seen: dict[str, list[str]] = {}
+    for host in hosts:
+        for aggregate in host.aggregates:
+            keys = [key for key in IGNORED_RATIO_KEYS if key in aggregate.metadata]
+            if keys:
+                seen[aggregate.name] = keys
+    return [
+        f"aggregate {name} carries {', '.join(keys)}, which is ignored (as in Nova since Ocata): allocation "
+        "ratios are set per host (CPU_ALLOCATION_RATIO..., or the host's registration) or on placement inventories"
+        for name, keys in sorted(seen.items())
+    ]
+
+
+def is_forced_target(host: HostState, spec: RequestSpec) -> bool:
+    """Whether ``host`` is the host and/or node the request forces."""
+    return (not spec.forced_host or host.host == spec.forced_host) and (
+        not spec.forced_node or host.node == spec.forced_node
+    )
+
+
+def _forced_node_uuids(spec: RequestSpec) -> set[str]:
+    nodes = ComputeNode.objects.all()
+    if spec.forced_host:
+        nodes = nodes.filter(host=spec.forced_host)
+    if spec.forced_node:
+        nodes = nodes.filter(hypervisor_hostname=spec.forced_node)
+    return {str(node_uuid) for node_uuid in nodes.values_list("uuid", flat=True)}
+
+
+def decide(spec: RequestSpec, placement: PlacementClient, full: bool = True) -> Decision:
+    """Decide where ``spec``'s first instance would go; ``decision.ordered``
+    lists the hosts to try. ``full``: give every compute node its fate (an
+    explanation, a failed boot); otherwise only placement's candidates are
+    read and judged (a boot, which must be quick)."""
+    aggregates = load_aggregates()
+    decision = Decision(spec=spec, query=None, complete=full)
+    enabled = host_filters.enabled_filters(settings.ENABLED_FILTERS)
+    try:
+        query = prefilters.build_query(spec, list(aggregates.values()))
+    except prefilters.NoValidHostForRequest as refused:
+        decision.refusal = str(refused)
+        for host in load_hosts(aggregates) if full else []:
+            decision.fates[host.node_uuid] = HostFate(
+                host.host, host.node, "rejected", "placement", "require_tenant_aggregate", str(refused)
+            )
+        return decision
+    forced = bool(spec.forced_host or spec.forced_node)
+    if forced:
+        targets = _forced_node_uuids(spec)
+        if len(targets) == 1:
+            query.in_tree = next(iter(targets))
+    decision.query = query
+
+    data = query_candidates(placement, query)
+    summaries = data.get("provider_summaries", {})
+    for request in data.get("allocation_requests", []):
+        root = next(iter(request["allocations"]))
+        decision.allocation_requests.setdefault(root, request)
+    decision.candidates = len(decision.allocation_requests)
+    hosts = load_hosts(aggregates, None if full else set(decision.allocation_requests))
+    decision.notes = _ratio_notes(hosts)
+
+    candidates = []
+    excluded = []
+    for host in hosts:
+        if forced and not is_forced_target(host, spec):
+            what = f"host {spec.forced_host}" if spec.forced_host else f"node {spec.forced_node}"
+            decision.fates[host.node_uuid] = HostFate(
+                host.host, host.node, "rejected", "placement", "forced_host", f"the request forces {what}"
+            )
+        elif host.node_uuid in decision.allocation_requests:
+            _apply_summary(host, summaries.get(host.node_uuid, {}))
+            candidates.append(host)
+        else:
+            excluded.append(host)
+    if full:
+        returned_all = query.limit is None or decision.candidates < query.limit
+        explain_placement_exclusions(placement, decision, excluded, returned_all)
+
+    # Forced hosts skip the filters, as in Nova.
+    passing = candidates if forced else run_filters(candidates, spec, enabled, decision)
+    decision.ordered = weigh_hosts(passing, spec)
+    for weighed in decision.ordered:
+        decision.fates[weighed.host.node_uuid] = HostFate(
+            weighed.host.host,
+            weighed.host.node,
+            "passed",
+            "weigher",
+            "",
+            f"host {weighed.host.host} passed every filter; weight {weighed.weight:.4f}",
+            weight=round(weighed.weight, 6),
+            weights={name: round(value, 6) for name, value in weighed.weights.items()},
+        )
+    return decision
+
+
+def pick_order(decision: Decision) -> list[WeighedHost]:
+    """Nova's host subset: one of the best HOST_SUBSET_SIZE hosts at random
+    first, then the rest in weight order as alternates."""
+    ordered = list(decision.ordered)
+    if not ordered:
+        return ordered
+    subset = ordered[: settings.HOST_SUBSET_SIZE]
+    first = random.choice(subset)
+    return [first] + [w for w in ordered if w is not first]
+
+
+def refilter(decision: Decision, spec: RequestSpec, placed: HostState) -> None:
+    """After an instance lands on ``placed``: re-run the per-instance filters
+    there and re-weigh, for the next instance of the same request."""
+    enabled = [f for f in host_filters.enabled_filters(settings.ENABLED_FILTERS) if not f.run_filter_once_per_request]
+    hosts = [w.host for w in decision.ordered]
+    wanted = decision.query.resources if decision.query else {}
+    room = {"VCPU": placed.free_vcpus, "MEMORY_MB": placed.free_ram_mb, "DISK_GB": placed.free_disk_mb / 1024}
+    if any(rc in room and room[rc] < amount for rc, amount in wanted.items()):
+        hosts = [h for h in hosts if h is not placed]
+    if not (spec.forced_host or spec.forced_node):
+        for host_filter in enabled:
+            reason = host_filter.host_passes(placed, spec)
+            if reason is not None:
+                hosts = [h for h in hosts if h is not placed]
+                break
+    decision.ordered = weigh_hosts(hosts, spec)

@@ -1,0 +1,54 @@
+"""What is being scheduled: a request spec built from the flavor, the image,
+the project and the requested zone, in plain values (no ORM objects), so that
+filters and weighers are pure functions of a request and a host."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class FlavorSpec:
+    name: str
+    flavorid: str
+    vcpus: int
+    memory_mb: int
+    root_gb: int
+    ephemeral_gb: int = 0
+    swap: int = 0
+    extra_specs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def disk_gb(self) -> int:
+        """DISK_GB placement is asked for: root + ephemeral + swap (MiB, rounded up to GiB)."""
+        return self.root_gb + self.ephemeral_gb + (self.swap + 1023) // 1024
+
+    def resources(self) -> dict[str, int]:
+        """Placement resource classes and amounts one server of this flavor claims."""
+        wanted = {"VCPU": self.vcpus, "MEMORY_MB": self.memory_mb, "DISK_GB": self.disk_gb}
+        return {rc: amount for rc, amount in wanted.items() if amount > 0}
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    id: str
+    name: str
+    disk_format: str = ""
+    container_format: str = ""
+    # Glance's extra properties (hw_architecture, img_hv_type, os_type, ...), as strings.
+    properties: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    flavor: FlavorSpec
+    project_id: str
+    image: ImageSpec | None = None
+    user_id: str = ""
+    # The zone asked for (or DEFAULT_SCHEDULE_ZONE), None when any zone will do.
+    availability_zone: str | None = None
+    # Admin forms az:host, az::node, az:host:node: the scheduler's filters are skipped.
+    forced_host: str | None = None
+    forced_node: str | None = None
+    num_instances: int = 1
+    # Scheduler hints same_host / different_host, resolved to host names.
+    same_host: frozenset[str] = frozenset()
+    different_host: frozenset[str] = frozenset()

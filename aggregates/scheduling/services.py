@@ -1,0 +1,261 @@
+"""Scheduling operations: build a request spec, schedule and claim placement
+for servers, explain a decision without claiming, release a claim. Placement
+is called through the placement client, never with a transaction open."""
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from aggregates.errors import Unavailable
+from aggregates.flavors.models import Flavor
+from aggregates.identity.caller import Caller
+from aggregates.images.models import Image
+from aggregates.mirroring.placement_client import PlacementClient, PlacementError, client
+from aggregates.scheduling import boot_request, engine
+from aggregates.scheduling.models import SchedulingDecision
+from aggregates.scheduling.request import FlavorSpec, ImageSpec, RequestSpec
+
+log = logging.getLogger("aggregates.scheduling")
+
+CLAIM_VERSION = "1.38"
+NO_VALID_HOST = "No valid host was found. "
+
+
+@dataclass(frozen=True)
+class Placed:
+    consumer_uuid: str
+    host: str
+    node: str
+    node_uuid: str
+    availability_zone: str
+
+
+@dataclass
+class ScheduleResult:
+    placed: list[Placed] = field(default_factory=list)
+    # Consumers (server uuids) no host could take, and Nova's fault message for them.
+    failed: list[str] = field(default_factory=list)
+    fault_message: str = ""
+    decision: SchedulingDecision | None = None
+
+
+def request_spec_for(
+    flavor: Flavor,
+    image: Image | None,
+    project_id: str,
+    user_id: str = "",
+    *,
+    availability_zone: str | None = None,
+    forced_host: str | None = None,
+    forced_node: str | None = None,
+    num_instances: int = 1,
+    same_host: frozenset[str] = frozenset(),
+    different_host: frozenset[str] = frozenset(),
+) -> RequestSpec:
+    """The request spec of a boot or an explanation (the flavor's extra specs
+    and the image's properties read now)."""
+    flavor_spec = FlavorSpec(
+        name=flavor.name,
+        flavorid=flavor.flavorid,
+        vcpus=flavor.vcpus,
+        memory_mb=flavor.memory_mb,
+        root_gb=flavor.root_gb,
+        ephemeral_gb=flavor.ephemeral_gb,
+        swap=flavor.swap,
+        extra_specs=dict(flavor.extra_spec_items.values_list("key", "value")),
+    )
+    image_spec = None
+    if image is not None:
+        image_spec = ImageSpec(
+            id=str(image.id),
+            name=image.name or "",
+            disk_format=image.disk_format or "",
+            container_format=image.container_format or "",
+            properties=dict(image.property_items.values_list("name", "value")),
+        )
+    return RequestSpec(
+        flavor=flavor_spec,
+        image=image_spec,
+        project_id=project_id,
+        user_id=user_id,
+        availability_zone=availability_zone or None,
+        forced_host=forced_host or None,
+        forced_node=forced_node or None,
+        num_instances=num_instances,
+        same_host=frozenset(same_host),
+        different_host=frozenset(different_host),
+    )
+
+
+def _request_record(spec: RequestSpec) -> dict[str, Any]:
+    return {
+        "flavor": spec.flavor.name,
+        "flavorid": spec.flavor.flavorid,
+        "image": spec.image.id if spec.image else None,
+        "image_name": spec.image.name if spec.image else None,
+        "availability_zone": spec.availability_zone,
+        "forced_host": spec.forced_host,
+        "forced_node": spec.forced_node,
+        "project_id": spec.project_id,
+        "num_instances": spec.num_instances,
+    }
+
+
+def _record(spec: RequestSpec, decision: engine.Decision, outcome: str) -> SchedulingDecision:
+    return SchedulingDecision.objects.create(
+        outcome=outcome,
+        project_id=spec.project_id,
+        request=_request_record(spec),
+        explanation=decision.explanation(),
+    )
+
+
+def _claim(placement: PlacementClient, spec: RequestSpec, consumer_uuid: str, allocation: dict[str, Any]) -> bool:
+    """PUT the allocation for a new consumer: True when it holds, False on a
+    conflict (the host filled up or the consumer moved on meanwhile)."""
+    body = {
+        "allocations": allocation["allocations"],
+        "project_id": spec.project_id or "unknown",
+        "user_id": spec.user_id or "unknown",
+        "consumer_generation": None,
+        "consumer_type": "INSTANCE",
+    }
+    response = placement.request("PUT", f"/allocations/{consumer_uuid}", CLAIM_VERSION, body=body)
+    if response.status_code == 204:
+        return True
+    if response.status_code == 409:
+        return False
+    raise placement._error(response, f"Claiming resources for {consumer_uuid}")
+
+
+def fault_message(decision: engine.Decision) -> str:
+    if decision.refusal:
+        return NO_VALID_HOST + decision.refusal
+    rejected = [fate for fate in decision.fates.values() if fate.result == "rejected"]
+    by_stage: dict[str, int] = {}
+    for fate in rejected:
+        key = fate.filter or fate.stage
+        by_stage[key] = by_stage.get(key, 0) + 1
+    summary = ", ".join(f"{name}: {count}" for name, count in sorted(by_stage.items(), key=lambda i: -i[1]))
+    return NO_VALID_HOST + (
+        f"There are not enough hosts available. {decision.candidates} placement candidate(s); "
+        f"rejected by {summary or 'none (no compute hosts)'}."
+    )
+
+
+def _decide(spec: RequestSpec, placement: PlacementClient, full: bool) -> engine.Decision:
+    try:
+        return engine.decide(spec, placement, full=full)
+    except PlacementError as failed:
+        raise Unavailable(f"Scheduling is not possible now: {failed}") from failed
+
+
+def schedule_and_claim(spec: RequestSpec, consumer_uuids: list[str]) -> ScheduleResult:
+    """Place each consumer (a server uuid) on a host: placement pre-filters,
+    candidates, host filters, weighers; claim with PUT /allocations/{uuid},
+    trying the next host on a conflict (Nova's alternates). Records one
+    SchedulingDecision. Must be called with no database transaction open."""
+    placement = client()
+    decision = _decide(spec, placement, full=False)
+    result = ScheduleResult()
+    chosen_hosts: list[str] = []
+    for consumer_uuid in consumer_uuids:
+        placed = None
+        for weighed in engine.pick_order(decision):
+            host = weighed.host
+            allocation = decision.allocation_requests.get(host.node_uuid)
+            if allocation is None:
+                continue
+            try:
+                claimed = _claim(placement, spec, consumer_uuid, allocation)
+            except PlacementError as failed:
+                raise Unavailable(f"Claiming resources is not possible now: {failed}") from failed
+            if claimed:
+                placed = host
+                break
+            fate = decision.fates[host.node_uuid]
+            fate.reason += "; its claim lost a race for the last room (placement answered 409), the next host was tried"
+        if placed is None:
+            result.failed.append(consumer_uuid)
+            continue
+        placed.consume(engine.prefilters.flavor_resources(spec), consumer_uuid)
+        chosen_hosts.append(placed.host)
+        fate = decision.fates[placed.node_uuid]
+        fate.result = "chosen"
+        result.placed.append(
+            Placed(consumer_uuid, placed.host, placed.node, placed.node_uuid, placed.availability_zone)
+        )
+        engine.refilter(decision, spec, placed)
+    decision.chosen = chosen_hosts
+    outcome = SchedulingDecision.CHOSEN
+    if result.failed:
+        # Every host's fate, as things stand now that the others are placed.
+        outcome = SchedulingDecision.NO_VALID_HOST
+        lost_races = {uuid for uuid, fate in decision.fates.items() if "lost a race" in fate.reason}
+        decision = _decide(spec, placement, full=True)
+        decision.chosen = chosen_hosts
+        for uuid in lost_races & set(decision.fates):
+            decision.fates[uuid].reason += "; a claim here lost a race for the last room (placement answered 409)"
+        result.fault_message = fault_message(decision)
+    result.decision = _record(spec, decision, outcome)
+    return result
+
+
+def explain(spec: RequestSpec) -> SchedulingDecision:
+    """The decision a boot of ``spec`` would get now, claiming nothing: the
+    first ``num_instances`` hosts in the order a boot would try them."""
+    decision = _decide(spec, client(), full=True)
+    ordered = decision.ordered[: spec.num_instances]
+    decision.chosen = [w.host.host for w in ordered]
+    for weighed in ordered:
+        decision.fates[weighed.host.node_uuid].result = "chosen"
+    return _record(spec, decision, SchedulingDecision.EXPLAINED)
+
+
+def explain_request(
+    caller: Caller,
+    *,
+    flavor_ref: str,
+    image_ref: str | None,
+    availability_zone: str | None,
+    project_id: str,
+    num_instances: int = 1,
+) -> SchedulingDecision:
+    """os-scheduler-explain: the request checked as a boot would check it, then explained."""
+    destination = boot_request.parse_availability_zone(availability_zone)
+    zone = boot_request.zone_for_forced_host(destination.availability_zone, destination.forced_host)
+    boot_request.check_zone(zone, destination.forced_host)
+    flavor = boot_request.flavor_for_boot(caller, flavor_ref)
+    image = boot_request.image_for_boot(caller, image_ref, flavor) if image_ref else None
+    spec = request_spec_for(
+        flavor,
+        image,
+        project_id,
+        caller.username,
+        availability_zone=zone,
+        forced_host=destination.forced_host,
+        forced_node=destination.forced_node,
+        num_instances=num_instances,
+    )
+    return explain(spec)
+
+
+def release(consumer_uuid: str) -> None:
+    """Delete the consumer's allocations (none left is fine). Raises
+    PlacementError when placement cannot be reached or refuses."""
+    placement = client()
+    response = placement.request("DELETE", f"/allocations/{consumer_uuid}", "1.28")
+    if response.status_code not in (204, 404):
+        raise placement._error(response, f"Releasing the allocations of {consumer_uuid}")
+
+
+__all__ = [
+    "PlacementError",
+    "Placed",
+    "ScheduleResult",
+    "explain",
+    "explain_request",
+    "release",
+    "request_spec_for",
+    "schedule_and_claim",
+]

@@ -1,0 +1,134 @@
+"""Nova's host weighers: each turns a host into a raw number (free RAM, I/O
+operations, ...), the numbers are normalised across the candidate hosts to
+0..1, and each host adds multiplier * normalised value per weigher. The
+multiplier is a setting that an aggregate may override with the setting's
+name as a metadata key (the smallest value over the host's aggregates wins,
+an unreadable one falls back to the setting). The heaviest host wins."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from django.conf import settings
+
+from aggregates.scheduling import metadata
+from aggregates.scheduling.host_state import HostState
+from aggregates.scheduling.request import RequestSpec
+
+
+class Weigher:
+    """One criterion for preferring a host."""
+
+    name: ClassVar[str]  # Nova's class name
+    key: ClassVar[str]  # Nova's option name: the aggregate metadata key, upper-cased the setting
+    # Raw values below this are raised to it, and normalisation then runs from
+    # it (not from the smallest raw value) to the largest; None: the smallest.
+    minval: ClassVar[float | None] = None
+
+    def default_multiplier(self) -> float:
+        return float(getattr(settings, self.key.upper()))
+
+    def multiplier(self, host: HostState) -> float:
+        return metadata.numeric_value(host, self.key, self.default_multiplier(), cast=float)
+
+    def raw(self, host: HostState, spec: RequestSpec) -> float:
+        raise NotImplementedError
+
+
+class RAMWeigher(Weigher):
+    """More free RAM weighs more (spreading); a negative multiplier stacks."""
+
+    name = "RAMWeigher"
+    key = "ram_weight_multiplier"
+    minval = 0.0
+
+    def raw(self, host: HostState, spec: RequestSpec) -> float:
+        return host.free_ram_mb
+
+
+class CPUWeigher(Weigher):
+    """More free VCPUs weigh more."""
+
+    name = "CPUWeigher"
+    key = "cpu_weight_multiplier"
+    minval = 0.0
+
+    def raw(self, host: HostState, spec: RequestSpec) -> float:
+        return host.free_vcpus
+
+
+class DiskWeigher(Weigher):
+    """More free disk weighs more."""
+
+    name = "DiskWeigher"
+    key = "disk_weight_multiplier"
+    minval = 0.0
+
+    def raw(self, host: HostState, spec: RequestSpec) -> float:
+        return host.free_disk_mb
+
+
+class IoOpsWeigher(Weigher):
+    """More I/O-heavy operations in progress weigh more; the default negative
+    multiplier turns that into a preference for quiet hosts."""
+
+    name = "IoOpsWeigher"
+    key = "io_ops_weight_multiplier"
+    minval = 0.0
+
+    def raw(self, host: HostState, spec: RequestSpec) -> float:
+        return float(host.num_io_ops)
+
+
+class NumInstancesWeigher(Weigher):
+    """More servers weigh more; the default multiplier 0 ignores it."""
+
+    name = "NumInstancesWeigher"
+    key = "num_instances_weight_multiplier"
+
+    def raw(self, host: HostState, spec: RequestSpec) -> float:
+        return float(host.num_instances)
+
+
+WEIGHERS: list[Weigher] = [RAMWeigher(), CPUWeigher(), DiskWeigher(), IoOpsWeigher(), NumInstancesWeigher()]
+
+
+def normalize(values: Sequence[float], minval: float | None = None) -> list[float]:
+    """Values scaled to 0..1 between ``minval`` (default: the smallest) and
+    the largest; all 0.0 when that range is empty."""
+    if not values:
+        return []
+    low = min(values) if minval is None else minval
+    high = max(values)
+    if low == high:
+        return [0.0] * len(values)
+    return [(value - low) / (high - low) for value in values]
+
+
+@dataclass
+class WeighedHost:
+    host: HostState
+    weight: float
+    # Per weigher name: multiplier * normalised raw value.
+    weights: dict[str, float]
+
+
+def weigh_hosts(
+    hosts: list[HostState], spec: RequestSpec, weighers: Sequence[Weigher] | None = None
+) -> list[WeighedHost]:
+    """The hosts with their weights, heaviest first (ties keep input order).
+    A lone host is not weighed at all (weight 0.0, no per-weigher scores),
+    as in Nova: there is nothing to compare it with."""
+    weighed = [WeighedHost(host, 0.0, {}) for host in hosts]
+    if len(weighed) <= 1:
+        return weighed
+    for weigher in WEIGHERS if weighers is None else weighers:
+        raws = [weigher.raw(host, spec) for host in hosts]
+        if weigher.minval is not None:
+            raws = [max(raw, weigher.minval) for raw in raws]
+        for entry, normalized in zip(weighed, normalize(raws, weigher.minval), strict=True):
+            # "+ 0.0" turns -0.0 (a negative multiplier times 0) into 0.0.
+            score = weigher.multiplier(entry.host) * normalized + 0.0
+            entry.weights[weigher.name] = score
+            entry.weight += score
+    return sorted(weighed, key=lambda entry: entry.weight, reverse=True)

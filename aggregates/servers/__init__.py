@@ -1,0 +1,1 @@
+"""Servers: boots that schedule by aggregate metadata and claim placement."""

@@ -1,0 +1,176 @@
+"""``/servers``: create, list (brief and detailed), show and delete."""
+
+import secrets
+import string
+from datetime import UTC
+
+from django.utils.dateparse import parse_datetime
+from rest_framework.response import Response
+
+from aggregates.compute_api.auth import caller_of
+from aggregates.compute_api.base import ComputeAPIView
+from aggregates.compute_api.errors import ApiError
+from aggregates.compute_api.query import MAX_LIMIT, query_params
+from aggregates.compute_api.validation import validate
+from aggregates.servers import schemas, serializers
+from aggregates.servers import services as service
+
+TRUE = {"1", "t", "true", "on", "y", "yes"}
+FALSE = {"0", "f", "false", "off", "n", "no"}
+
+
+def _strict_bool(name, value):
+    lowered = value.strip().lower()
+    if lowered in TRUE:
+        return True
+    if lowered in FALSE:
+        return False
+    raise ApiError(
+        400,
+        f"Invalid input received: Unrecognized value '{value}' for {name}, acceptable values are: "
+        "'0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'",
+    )
+
+
+def _allowed_filters(version):
+    """The filters a non-admin may use (Nova strips the others silently)."""
+    allowed = {"reservation_id", "name", "status", "image", "flavor", "ip", "changes-since", "all_tenants"}
+    if version >= (2, 5):
+        allowed.add("ip6")
+    if version >= (2, 26):
+        allowed |= {"tags", "tags-any", "not-tags", "not-tags-any"}
+    if version >= (2, 66):
+        allowed.add("changes-before")
+    if version >= (2, 73):
+        allowed.add("locked")
+    if version >= (2, 83):
+        allowed |= {
+            "availability_zone",
+            "config_drive",
+            "key_name",
+            "created_at",
+            "launched_at",
+            "terminated_at",
+            "power_state",
+            "task_state",
+            "vm_state",
+            "progress",
+            "user_id",
+        }
+    if version >= (2, 90):
+        allowed.add("hostname")
+    return allowed
+
+
+def _time(name, value):
+    parsed = parse_datetime(value) if value else None
+    if parsed is None:
+        raise ApiError(400, f"Invalid filter field: {name}.")
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _server_query(request, caller):
+    version = request.version
+    params = query_params(request, schemas.server_list_query(version))
+    for name in request.query_params:
+        if name in schemas.JOINED_TABLE_PARAMS or name.startswith("_"):
+            raise ApiError(400, f"Invalid filter field: {name}.")
+    if not service.sees_all_servers(caller):
+        allowed = _allowed_filters(version) | {"limit", "marker", "sort_key", "sort_dir"}
+        params = {name: value for name, value in params.items() if name in allowed}
+    query = service.ServerQuery()
+    if "all_tenants" in params:
+        query.all_tenants = _strict_bool("all_tenants", params["all_tenants"])
+    query.project_id = params.get("project_id") or params.get("tenant_id")
+    query.name = params.get("name", params.get("display_name"))
+    if "status" in params:
+        query.statuses = request.query_params.getlist("status")
+        if version < (2, 38) and not any(status.upper() in service.KNOWN_STATUSES for status in query.statuses):
+            query.statuses = ["SHUTOFF"]  # Nova before 2.38: an unknown status lists nothing
+    query.host = params.get("host")
+    query.node = params.get("node")
+    query.availability_zone = params.get("availability_zone")
+    query.reservation_id = params.get("reservation_id")
+    query.image = params.get("image", params.get("image_ref"))
+    query.flavor = params.get("flavor")
+    query.uuid = params.get("uuid")
+    if "deleted" in params:
+        query.deleted = params["deleted"].strip().lower() in TRUE
+    if "changes-since" in params:
+        query.changes_since = _time("changes-since", params["changes-since"])
+    if "changes-before" in params:
+        query.changes_before = _time("changes-before", params["changes-before"])
+        if query.changes_since and query.changes_before < query.changes_since:
+            raise ApiError(400, "The value of changes-since must be less than or equal to changes-before.")
+    if "limit" in params:
+        query.limit = int(params["limit"])
+    query.marker = params.get("marker")
+    return query
+
+
+def _list(request, detail):
+    caller = caller_of(request)
+    query = _server_query(request, caller)
+    servers = service.list_servers(caller, query, max_limit=MAX_LIMIT)
+    return Response(serializers.server_list_body(request, servers, caller, detail, query.limit, MAX_LIMIT))
+
+
+def _password():
+    alphabet = string.ascii_letters + string.digits
+    return "".join(secrets.choice(alphabet) for _ in range(12))
+
+
+class ServerListView(ComputeAPIView):
+    def get(self, request):
+        return _list(request, detail=False)
+
+    def post(self, request):
+        version = request.version
+        body = validate(self.body(request), schemas.server_create(version))
+        server = body["server"]
+        caller = caller_of(request)
+        if server.get("block_device_mapping") and server.get("block_device_mapping_v2"):
+            raise ApiError(400, "Using different block_device_mapping syntaxes is not allowed in the same request.")
+        hints = body.get("os:scheduler_hints", body.get("OS-SCH-HNT:scheduler_hints")) or {}
+        description = server.get("description") if version >= (2, 19) else server["name"]
+        created = service.create_servers(
+            caller,
+            name=server["name"],
+            flavor_ref=server["flavorRef"],
+            image_ref=server.get("imageRef") or "",
+            availability_zone=server.get("availability_zone"),
+            min_count=server.get("min_count"),
+            max_count=server.get("max_count"),
+            metadata=server.get("metadata"),
+            description=description,
+            block_devices=server.get("block_device_mapping_v2") or server.get("block_device_mapping") or [],
+            networks=server.get("networks"),
+            scheduler_hints=hints,
+            requested_host=server.get("host") if version >= (2, 74) else None,
+            requested_node=server.get("hypervisor_hostname") if version >= (2, 74) else None,
+            trusted_image_certificates=server.get("trusted_image_certificates") if version >= (2, 63) else None,
+            tags=server.get("tags") or () if version >= (2, 52) else (),
+            key_name=server.get("key_name"),
+        )
+        if server.get("return_reservation_id") is not None and str(server["return_reservation_id"]).lower() in TRUE:
+            return Response(serializers.reservation_body(created), status=202)
+        password = server.get("adminPass") or _password()
+        body = serializers.create_body(request, created, server.get("security_groups"), password)
+        location = body["server"]["links"][0]["href"]
+        return Response(body, status=202, headers={"Location": location})
+
+
+class ServerDetailListView(ComputeAPIView):
+    def get(self, request):
+        return _list(request, detail=True)
+
+
+class ServerView(ComputeAPIView):
+    def get(self, request, server_id):
+        query_params(request, schemas.server_show_query(request.version))
+        caller = caller_of(request)
+        return Response(serializers.server_body(request, service.get_server(caller, server_id), caller))
+
+    def delete(self, request, server_id):
+        service.delete_server(caller_of(request), server_id)
+        return Response(status=204)

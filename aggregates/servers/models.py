@@ -1,0 +1,62 @@
+"""Servers as Nova shows them. There is no hypervisor: a server is ACTIVE when
+its placement allocation holds on its node's resource provider."""
+
+import uuid
+
+from django.db import models
+from django.utils import timezone
+
+
+class Server(models.Model):
+    # vm_state values (Nova's), and the task states Corral uses.
+    BUILDING = "building"
+    ACTIVE = "active"
+    ERROR = "error"
+    DELETED = "deleted"
+    VM_STATES = [(BUILDING, "building"), (ACTIVE, "active"), (ERROR, "error"), (DELETED, "deleted")]
+    SCHEDULING = "scheduling"
+    DELETING = "deleting"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    name = models.CharField(max_length=255, db_index=True)
+    project_id = models.CharField(max_length=255, db_index=True)
+    user_id = models.CharField(max_length=255, blank=True, default="")
+    # The flavor as it was at boot (Nova keeps a copy: the flavor may change or go):
+    # {"vcpus", "ram", "disk", "ephemeral", "swap", "original_name", "extra_specs"}.
+    flavorid = models.CharField(max_length=255)
+    flavor = models.JSONField(default=dict)
+    image_id = models.CharField(max_length=36, blank=True, default="")
+    # The zone the server is in (its host's), and the zone it is pinned to:
+    # the one asked for, or DEFAULT_SCHEDULE_ZONE; null when free to move.
+    availability_zone = models.CharField(max_length=255, blank=True, default="")
+    pinned_availability_zone = models.CharField(max_length=255, null=True, blank=True)
+    host = models.CharField(max_length=255, null=True, blank=True, db_index=True)
+    node = models.CharField(max_length=255, null=True, blank=True)
+    node_uuid = models.CharField(max_length=36, null=True, blank=True)
+    vm_state = models.CharField(max_length=20, choices=VM_STATES, default=BUILDING, db_index=True)
+    task_state = models.CharField(max_length=30, null=True, blank=True)
+    power_state = models.IntegerField(default=0)
+    metadata = models.JSONField(default=dict, blank=True)
+    scheduler_hints = models.JSONField(default=dict, blank=True)
+    # What the build needs to schedule again after a restart: the requested
+    # zone/host/node forms, the number of instances asked for together.
+    build_request = models.JSONField(default=dict, blank=True)
+    reservation_id = models.CharField(max_length=40, blank=True, default="")
+    launch_index = models.IntegerField(default=0)
+    # {"code", "message", "details", "created"} when the build failed.
+    fault = models.JSONField(null=True, blank=True)
+    decision = models.ForeignKey(
+        "aggregates.SchedulingDecision", null=True, blank=True, on_delete=models.SET_NULL, related_name="servers"
+    )
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+    launched_at = models.DateTimeField(null=True, blank=True)
+    terminated_at = models.DateTimeField(null=True, blank=True)
+    deleted_at = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["host", "vm_state"], name="server_host_state")]
+
+    def __str__(self):
+        return f"{self.name} ({self.uuid})"

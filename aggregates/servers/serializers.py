@@ -1,0 +1,226 @@
+"""Response bodies of ``/servers``, per microversion (Nova's views/servers.py)."""
+
+import re
+from hashlib import sha224
+from urllib.parse import urlencode
+
+from aggregates.compute_api.base import isotime, public_base
+from aggregates.servers import services as service
+from aggregates.servers.models import Server
+
+PROGRESS_STATUSES = ("ACTIVE", "BUILD", "REBUILD", "RESIZE", "VERIFY_RESIZE", "MIGRATING")
+FAULT_STATUSES = ("ERROR", "DELETED")
+_STATUS = {Server.ACTIVE: "ACTIVE", Server.BUILDING: "BUILD", Server.ERROR: "ERROR", Server.DELETED: "DELETED"}
+
+
+def status_of(server):
+    """Nova's status from vm_state and task_state (the states Corral has)."""
+    if server.deleted_at is not None:
+        return "DELETED"
+    return _STATUS.get(server.vm_state, "UNKNOWN")
+
+
+def nova_time(value):
+    """utils.isotime: seconds and a Z."""
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else None
+
+
+def host_id(server):
+    if not server.host:
+        return ""
+    return sha224((server.project_id + server.host).encode("utf-8")).hexdigest()
+
+
+def instance_name(server):
+    return f"instance-{server.id:08x}"
+
+
+def hostname_of(server):
+    """Nova's sanitized hostname of the display name."""
+    name = re.sub(r"[^\w.-]+", "-", server.name.lower(), flags=re.ASCII).strip(".-")
+    return name[:63] or f"server-{server.uuid}"
+
+
+def server_links(request, server_uuid):
+    base = public_base(request)
+    return [
+        {"rel": "self", "href": f"{base}/compute/v2.1/servers/{server_uuid}"},
+        {"rel": "bookmark", "href": f"{base}/compute/servers/{server_uuid}"},
+    ]
+
+
+def decision_link(request, decision):
+    return {
+        "id": str(decision.uuid),
+        "href": f"{public_base(request)}/compute/v2.1/os-scheduler-explain/{decision.uuid}",
+    }
+
+
+def _image(request, server):
+    if not server.image_id:
+        return ""
+    image = {
+        "id": server.image_id,
+        "links": [{"rel": "bookmark", "href": f"{public_base(request)}/compute/images/{server.image_id}"}],
+    }
+    if request.version >= (2, 98):
+        image["properties"] = {}
+    return image
+
+
+def _flavor(request, server):
+    snapshot = server.flavor or {}
+    if request.version >= (2, 47):
+        return {
+            "vcpus": snapshot.get("vcpus"),
+            "ram": snapshot.get("ram"),
+            "disk": snapshot.get("disk"),
+            "ephemeral": snapshot.get("ephemeral", 0),
+            "swap": snapshot.get("swap", 0),
+            "original_name": snapshot.get("original_name"),
+            "extra_specs": snapshot.get("extra_specs", {}),
+        }
+    base = public_base(request)
+    return {"id": server.flavorid, "links": [{"rel": "bookmark", "href": f"{base}/compute/flavors/{server.flavorid}"}]}
+
+
+def _fault(server, is_admin):
+    fault = server.fault
+    if not fault:
+        return None
+    body = {"code": fault.get("code", 500), "created": fault.get("created"), "message": fault.get("message", "")}
+    if fault.get("details") and (is_admin or body["code"] != 500):
+        body["details"] = fault["details"]
+    return body
+
+
+def _scheduler_hints(server):
+    hints = server.scheduler_hints or {}
+    return {key: value if isinstance(value, list) else [value] for key, value in hints.items()}
+
+
+def server_detail(request, server, caller, host_statuses=None, show_server_groups=False):
+    version = request.version
+    is_admin = service.sees_all_servers(caller)
+    status = status_of(server)
+    extra = server.build_request or {}
+    body = {
+        "accessIPv4": "",
+        "accessIPv6": "",
+        "addresses": {},
+        "created": nova_time(server.created_at),
+        "flavor": _flavor(request, server),
+        "hostId": host_id(server),
+        "id": str(server.uuid),
+        "image": _image(request, server),
+        "links": server_links(request, server.uuid),
+        "metadata": server.metadata or {},
+        "name": server.name,
+        "status": status,
+        "tenant_id": server.project_id or "",
+        "user_id": server.user_id or "",
+        "updated": nova_time(server.updated_at),
+        "OS-DCF:diskConfig": "MANUAL",
+    }
+    if status in FAULT_STATUSES:
+        fault = _fault(server, is_admin)
+        if fault:
+            body["fault"] = fault
+    if status in PROGRESS_STATUSES:
+        body["progress"] = 0
+    body["OS-EXT-AZ:availability_zone"] = server.availability_zone or ""
+    body["config_drive"] = ""
+    body["key_name"] = None
+    body["OS-SRV-USG:launched_at"] = isotime(server.launched_at)
+    body["OS-SRV-USG:terminated_at"] = isotime(server.terminated_at)
+    if is_admin:
+        body["OS-EXT-SRV-ATTR:host"] = server.host
+        body["OS-EXT-SRV-ATTR:instance_name"] = instance_name(server)
+        body["OS-EXT-SRV-ATTR:hypervisor_hostname"] = server.node
+        if version >= (2, 3):
+            body.update(
+                {
+                    "OS-EXT-SRV-ATTR:hostname": hostname_of(server),
+                    "OS-EXT-SRV-ATTR:kernel_id": "",
+                    "OS-EXT-SRV-ATTR:launch_index": server.launch_index,
+                    "OS-EXT-SRV-ATTR:ramdisk_id": "",
+                    "OS-EXT-SRV-ATTR:reservation_id": server.reservation_id,
+                    "OS-EXT-SRV-ATTR:root_device_name": None,
+                    "OS-EXT-SRV-ATTR:user_data": None,
+                }
+            )
+    body["OS-EXT-STS:task_state"] = server.task_state
+    body["OS-EXT-STS:vm_state"] = server.vm_state
+    body["OS-EXT-STS:power_state"] = server.power_state
+    body["os-extended-volumes:volumes_attached"] = []
+    if version >= (2, 9):
+        body["locked"] = False
+    if version >= (2, 16) and is_admin:
+        statuses = host_statuses if host_statuses is not None else service.host_statuses([server])
+        body["host_status"] = statuses.get(server.host, "UNKNOWN") if server.host else ""
+    if version >= (2, 19):
+        body["description"] = extra.get("description", server.name)
+    if version >= (2, 26):
+        body["tags"] = list(extra.get("tags") or [])
+    if version >= (2, 63):
+        body["trusted_image_certificates"] = extra.get("trusted_image_certificates")
+    if show_server_groups and version >= (2, 71):
+        body["server_groups"] = []
+    if version >= (2, 73):
+        body["locked_reason"] = None
+    if version >= (2, 90) and not is_admin:
+        body["OS-EXT-SRV-ATTR:hostname"] = hostname_of(server)
+    if version >= (2, 96):
+        body["pinned_availability_zone"] = server.pinned_availability_zone
+    if version >= (2, 100):
+        body["scheduler_hints"] = _scheduler_hints(server)
+    if is_admin and server.decision_id is not None:
+        body["corral:scheduling_decision"] = decision_link(request, server.decision)
+    return body
+
+
+def server_body(request, server, caller):
+    return {"server": server_detail(request, server, caller, show_server_groups=True)}
+
+
+def server_brief(request, server):
+    return {"id": str(server.uuid), "name": server.name, "links": server_links(request, server.uuid)}
+
+
+def server_list_body(request, servers, caller, detail, limit, max_limit):
+    """A page of servers, with servers_links next when it is as long as the
+    limit asked for (or the maximum)."""
+    if detail:
+        statuses = service.host_statuses(servers) if service.sees_all_servers(caller) else {}
+        items = [server_detail(request, server, caller, statuses) for server in servers]
+    else:
+        items = [server_brief(request, server) for server in servers]
+    body = {"servers": items}
+    page = max_limit if limit is None or limit > max_limit else limit
+    if servers and page == len(servers):
+        params = dict(sorted(request.query_params.items()))
+        params["marker"] = str(servers[-1].uuid)
+        collection = "servers/detail" if detail else "servers"
+        body["servers_links"] = [
+            {"rel": "next", "href": f"{public_base(request)}/compute/v2.1/{collection}?{urlencode(params)}"}
+        ]
+    return body
+
+
+def create_body(request, created, security_groups, admin_password):
+    server = created.servers[0]
+    body = {
+        "server": {
+            "id": str(server.uuid),
+            "links": server_links(request, server.uuid),
+            "OS-DCF:diskConfig": "MANUAL",
+            "security_groups": security_groups or [{"name": "default"}],
+        }
+    }
+    if admin_password is not None:
+        body["server"]["adminPass"] = admin_password
+    return body
+
+
+def reservation_body(created):
+    return {"reservation_id": created.reservation_id}

@@ -1,0 +1,771 @@
+"""Servers: create (rows in BUILD, then scheduled and claimed in placement
+after commit), list, show, delete (the claim released after commit).
+
+Rules kept here:
+
+* A member sees and acts on its project's servers only; an admin on all of
+  them (lists need ``all_tenants``). A deleted server is 404 everywhere.
+* A create writes its rows, min_count..max_count of them, and its audit
+  event in one transaction; the build (``build_servers``) runs after commit,
+  in a Celery worker, or in this process when Celery is eager (no broker).
+* Placement (the scheduler's claim, the release of a deleted server's
+  allocations) is never called with a transaction open.
+* Nova's min_count rule: when fewer than min_count servers could be placed,
+  none is built (the claims of those placed are released).
+"""
+
+import logging
+import random
+import re
+import string
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from celery import current_app
+from django.db import transaction
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from aggregates.audit import services as events
+from aggregates.errors import Forbidden, Invalid, NotFound
+from aggregates.flavors import services as flavor_services
+from aggregates.flavors.models import Flavor
+from aggregates.hosts.models import ComputeNode, Service
+from aggregates.identity import services as identity
+from aggregates.identity.caller import Caller
+from aggregates.images.models import Image
+from aggregates.mirroring.placement_client import PlacementError
+from aggregates.scheduling import boot_request
+from aggregates.scheduling import services as scheduling
+from aggregates.servers.models import Server
+from aggregates.value_schemas import MAX_INT
+
+log = logging.getLogger(__name__)
+
+BUILD_TASK = "corral.servers.build"
+# A build not finished this long after it started (or was asked for) is
+# taken up again by corral.servers.resume_builds: its worker died.
+BUILD_STALE_AFTER = timedelta(minutes=1)
+# A delete whose release failed is retried by corral.servers.finish_deletes
+# once it is this old (the request's own attempt comes first).
+DELETE_RETRY_AFTER = timedelta(seconds=10)
+SPAWNING = "spawning"  # Nova's task state once the build has been taken up
+POWER_RUNNING = 1
+POWER_NOSTATE = 0
+# Nova's [quota] metadata_items.
+MAX_METADATA_ITEMS = 128
+# The most servers one request may create (Nova's [quota] instances default is 10;
+# Corral keeps no quotas, only this bound on one request).
+MAX_SERVERS_PER_REQUEST = 100
+MULTI_INSTANCE_NAME = "{name}-{count}"
+NO_VALID_HOST = "No valid host was found. There are not enough hosts available."
+FORCED_HOST_POLICY = "os_compute_api:servers:create:forced_host"
+REQUESTED_DESTINATION_POLICY = "compute:servers:create:requested_destination"
+ALL_TENANTS_POLICY = "os_compute_api:servers:detail:get_all_tenants"
+
+
+def _policy_refusal(policy: str) -> Forbidden:
+    return Forbidden(f"Policy doesn't allow {policy} to be performed.")
+
+
+# --- reading ---------------------------------------------------------------
+
+
+def sees_all_servers(caller: Caller) -> bool:
+    """Admins act on every project's servers (Nova's admin-or-owner default)."""
+    return caller.is_admin
+
+
+def _visible(caller: Caller) -> QuerySet[Server]:
+    servers = Server.objects.select_related("decision")
+    if not sees_all_servers(caller):
+        servers = servers.filter(project_id=caller.project_id)
+    return servers
+
+
+def _not_found(server_uuid: object) -> NotFound:
+    return NotFound(f"Instance {server_uuid} could not be found.")
+
+
+def get_server(caller: Caller, server_uuid: str) -> Server:
+    """A server the caller may see and that is not deleted, else 404."""
+    parsed = boot_request.parse_uuid(server_uuid)
+    server = _visible(caller).filter(uuid=parsed, deleted_at__isnull=True).first() if parsed else None
+    if server is None or server.vm_state == Server.DELETED:
+        raise _not_found(server_uuid)
+    return server
+
+
+# Nova's status -> (vm_state, task_state) for the states Corral has; the other
+# statuses Nova knows select nothing here.
+_STATUS_VM_STATES = {
+    "ACTIVE": Server.ACTIVE,
+    "BUILD": Server.BUILDING,
+    "ERROR": Server.ERROR,
+    "DELETED": Server.DELETED,
+}
+KNOWN_STATUSES = frozenset(
+    {
+        "ACTIVE",
+        "BUILD",
+        "REBOOT",
+        "HARD_REBOOT",
+        "PASSWORD",
+        "REBUILD",
+        "MIGRATING",
+        "RESIZE",
+        "VERIFY_RESIZE",
+        "REVERT_RESIZE",
+        "SHUTOFF",
+        "PAUSED",
+        "SUSPENDED",
+        "RESCUE",
+        "ERROR",
+        "DELETED",
+        "SOFT_DELETED",
+        "SHELVED",
+        "SHELVED_OFFLOADED",
+    }
+)
+
+
+@dataclass
+class ServerQuery:
+    """The list filters, as Nova applies them after its policy stripped
+    those the caller may not use."""
+
+    all_tenants: bool = False
+    project_id: str | None = None
+    name: str | None = None
+    statuses: list[str] = field(default_factory=list)
+    host: str | None = None
+    node: str | None = None
+    availability_zone: str | None = None
+    reservation_id: str | None = None
+    image: str | None = None
+    flavor: str | None = None
+    uuid: str | None = None
+    deleted: bool | None = None
+    changes_since: datetime | None = None
+    changes_before: datetime | None = None
+    limit: int | None = None
+    marker: str | None = None
+
+
+def _regex(value: str, name: str) -> str:
+    try:
+        re.compile(value)
+    except re.error:
+        raise Invalid(f"Invalid input for query parameters {name}. Value: {value}. '{value}' is not a 'regex'")
+    return value
+
+
+def list_servers(caller: Caller, query: ServerQuery, max_limit: int = 1000) -> list[Server]:
+    """One page of servers, newest first (Nova's created_at, id descending)."""
+    if query.all_tenants and not sees_all_servers(caller):
+        raise _policy_refusal(ALL_TENANTS_POLICY)
+    servers = Server.objects.select_related("decision")
+    if query.all_tenants:
+        if query.project_id:
+            servers = servers.filter(project_id=query.project_id)
+    else:
+        servers = servers.filter(project_id=caller.project_id)
+    vm_states = set()
+    for status in query.statuses:
+        upper = status.upper()
+        if upper not in KNOWN_STATUSES:
+            raise Invalid("Invalid status value", field="status")
+        if upper in _STATUS_VM_STATES:
+            vm_states.add(_STATUS_VM_STATES[upper])
+    if query.statuses and not vm_states:
+        return []
+    want_deleted = Server.DELETED in vm_states or bool(query.deleted)
+    if want_deleted and not sees_all_servers(caller):
+        raise Forbidden("Only administrators may list deleted instances")
+    if vm_states:
+        servers = servers.filter(vm_state__in=vm_states)
+    if query.deleted:
+        servers = servers.filter(vm_state=Server.DELETED)
+    elif not want_deleted and query.changes_since is None and query.changes_before is None:
+        servers = servers.exclude(vm_state=Server.DELETED)
+    if query.name is not None:
+        servers = servers.filter(name__regex=_regex(query.name, "name"))
+    if query.host is not None:
+        servers = servers.filter(host=query.host)
+    if query.node is not None:
+        servers = servers.filter(node__regex=_regex(query.node, "node"))
+    if query.availability_zone is not None:
+        servers = servers.filter(availability_zone__regex=_regex(query.availability_zone, "availability_zone"))
+    if query.reservation_id is not None:
+        servers = servers.filter(reservation_id=query.reservation_id)
+    if query.image is not None:
+        servers = servers.filter(image_id=query.image.rstrip("/").rsplit("/", 1)[-1])
+    if query.flavor is not None:
+        servers = servers.filter(flavorid=query.flavor.rstrip("/").rsplit("/", 1)[-1])
+    if query.uuid is not None:
+        parsed = boot_request.parse_uuid(query.uuid)
+        servers = servers.filter(uuid=parsed) if parsed else servers.none()
+    if query.changes_since is not None:
+        servers = servers.filter(updated_at__gte=query.changes_since)
+    if query.changes_before is not None:
+        servers = servers.filter(updated_at__lte=query.changes_before)
+    servers = servers.order_by("-created_at", "-id")
+    if query.marker:
+        parsed = boot_request.parse_uuid(query.marker)
+        marker = servers.filter(uuid=parsed).first() if parsed else None
+        if marker is None:
+            raise Invalid(f"marker [{query.marker}] not found", field="marker")
+        servers = servers.filter(
+            Q(created_at__lt=marker.created_at) | Q(created_at=marker.created_at, id__lt=marker.id)
+        )
+    limit = min(query.limit if query.limit is not None else max_limit, max_limit)
+    return list(servers[:limit])
+
+
+def host_statuses(servers: Iterable[Server]) -> dict[str, str]:
+    """host -> Nova's host_status (UP, DOWN, MAINTENANCE, UNKNOWN) of the
+    hosts of ``servers``; a server without a host has status ""."""
+    hosts = {server.host for server in servers if server.host}
+    statuses = {}
+    for service in Service.objects.filter(host__in=hosts, binary=Service.COMPUTE):
+        if service.forced_down:
+            statuses[service.host] = "DOWN"
+        elif service.disabled:
+            statuses[service.host] = "MAINTENANCE"
+        else:
+            statuses[service.host] = "UP" if service.is_up else "UNKNOWN"
+    return statuses
+
+
+def servers_on_hosts(hosts: Iterable[str]) -> dict[str, list[Server]]:
+    """host -> its servers that are not deleted, oldest first."""
+    found: dict[str, list[Server]] = {}
+    rows = Server.objects.filter(host__in=list(hosts)).exclude(vm_state=Server.DELETED).order_by("created_at", "id")
+    for server in rows:
+        found.setdefault(server.host or "", []).append(server)
+    return found
+
+
+def running_counts(nodes: Sequence[ComputeNode]) -> dict[str, int]:
+    """Node uuid -> how many servers that are not deleted are on it."""
+    uuids = [str(node.uuid) for node in nodes]
+    rows = (
+        Server.objects.filter(node_uuid__in=uuids)
+        .exclude(vm_state=Server.DELETED)
+        .values("node_uuid")
+        .annotate(n=Count("id"))
+    )
+    counts = {node_uuid: 0 for node_uuid in uuids}
+    counts.update({row["node_uuid"]: row["n"] for row in rows if row["node_uuid"]})
+    return counts
+
+
+# --- create ----------------------------------------------------------------
+
+
+def _check_block_devices(image_ref: str, block_devices: Sequence[Mapping[str, Any]]) -> None:
+    """Corral boots from images only: the one block device mapping it takes
+    is the image-to-local-disk entry the CLI sends with every image boot."""
+    volume_boot = Invalid(
+        "Block Device Mapping is Invalid: Corral boots servers from images only: booting from a volume, "
+        "a snapshot or a blank device (block_device_mapping_v2 with source_type volume, snapshot or blank, "
+        "or destination_type volume) is not supported. Give imageRef and leave block_device_mapping_v2 out, "
+        "or give one entry with source_type image, destination_type local and boot_index 0.",
+        field="block_device_mapping_v2",
+    )
+    for item in block_devices:
+        if item.get("source_type", "image") != "image" or item.get("destination_type", "local") != "local":
+            raise volume_boot
+        if "volume_id" in item or "snapshot_id" in item:
+            raise volume_boot
+        item_image = item.get("uuid") or item.get("image_id")
+        if (
+            item_image
+            and image_ref
+            and str(boot_request.parse_uuid(item_image)) != str(boot_request.parse_uuid(image_ref))
+        ):
+            raise Invalid(
+                "Block Device Mapping is Invalid: the image of block_device_mapping_v2 differs from imageRef.",
+                field="block_device_mapping_v2",
+            )
+    if not image_ref:
+        if block_devices:
+            raise volume_boot
+        raise Invalid("Missing imageRef attribute", field="imageRef")
+
+
+def _check_networks(networks: str | list[dict[str, Any]] | None) -> None:
+    """Corral has no networking: "none", "auto" or no networks (servers get
+    no addresses); any network or port asked for is one that does not exist."""
+    if not isinstance(networks, list):
+        return
+    for item in networks:
+        if item.get("port"):
+            raise Invalid(f"Port id {item['port']} could not be found.", field="networks")
+        if item.get("uuid"):
+            raise Invalid(f"Network {item['uuid']} could not be found.", field="networks")
+        if item.get("fixed_ip"):
+            raise Invalid(
+                f"Fixed IP address {item['fixed_ip']} is not valid: Corral has no networks; "
+                "give networks 'none' or 'auto'.",
+                field="networks",
+            )
+
+
+def _count(value: int | str | None, default: int, field_name: str) -> int:
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise Invalid(f"Invalid input for field/attribute {field_name}. Value: {value}.", field=field_name)
+    if number < 1:
+        raise Invalid(
+            f"Invalid input for field/attribute {field_name}. Value: {value}. {number} is less than the minimum of 1",
+            field=field_name,
+        )
+    if number > MAX_INT:
+        raise Invalid(
+            f"Invalid input for field/attribute {field_name}. Value: {value}. "
+            f"{number} is greater than the maximum of {MAX_INT}",
+            field=field_name,
+        )
+    return number
+
+
+def _hint_uuids(value: object) -> list[str]:
+    if value is None:
+        return []
+    items = value if isinstance(value, list) else [value]
+    return [str(item) for item in items]
+
+
+def _reservation_id() -> str:
+    return "r-" + "".join(random.choices(string.ascii_lowercase + string.digits, k=8))
+
+
+def _flavor_snapshot(flavor: Flavor) -> dict[str, Any]:
+    return {
+        "vcpus": flavor.vcpus,
+        "ram": flavor.memory_mb,
+        "disk": flavor.root_gb,
+        "ephemeral": flavor.ephemeral_gb,
+        "swap": flavor.swap,
+        "original_name": flavor.name,
+        "extra_specs": flavor_services.extra_specs_of(flavor),
+    }
+
+
+def snapshot(server: Server) -> dict[str, Any]:
+    """The InstancePayload of a notification (the fields Corral has)."""
+    return {
+        "uuid": str(server.uuid),
+        "display_name": server.name,
+        "tenant_id": server.project_id,
+        "user_id": server.user_id,
+        "flavor": {"flavorid": server.flavorid, **server.flavor},
+        "image_uuid": server.image_id,
+        "availability_zone": server.availability_zone or None,
+        "host": server.host,
+        "node": server.node,
+        "state": server.vm_state,
+        "task_state": server.task_state,
+        "power_state": server.power_state,
+        "reservation_id": server.reservation_id,
+        "fault": server.fault,
+    }
+
+
+def _record(caller: Caller, event_type: str, server: Server, **extra: Any) -> None:
+    events.record(
+        caller,
+        event_type,
+        object_type="server",
+        object_id=server.pk or "",
+        object_uuid=server.uuid,
+        payload={**snapshot(server), **extra},
+    )
+
+
+@dataclass
+class CreatedServers:
+    servers: list[Server]
+    reservation_id: str
+
+
+def create_servers(
+    caller: Caller,
+    *,
+    name: str,
+    flavor_ref: str | int,
+    image_ref: str = "",
+    availability_zone: str | None = None,
+    min_count: int | str | None = None,
+    max_count: int | str | None = None,
+    metadata: Mapping[str, str] | None = None,
+    description: str | None = None,
+    block_devices: Sequence[Mapping[str, Any]] = (),
+    networks: str | list[dict[str, Any]] | None = None,
+    scheduler_hints: Mapping[str, Any] | None = None,
+    requested_host: str | None = None,
+    requested_node: str | None = None,
+    trusted_image_certificates: list[str] | None = None,
+    tags: Sequence[str] = (),
+    key_name: str | None = None,
+) -> CreatedServers:
+    """Nova's POST /servers after its schema: checks in Nova's order, then
+    min_count..max_count rows in BUILD and the audit event in one
+    transaction; the build is dispatched after commit."""
+    with events.failures_recorded(caller, "create_servers", "server"):
+        minimum = _count(min_count, 1, "min_count")
+        maximum = _count(max_count, minimum, "max_count")
+        if minimum > maximum:
+            raise Invalid("min_count must be <= max_count", field="min_count")
+        destination = boot_request.parse_availability_zone(availability_zone)
+        if (destination.forced_host or destination.forced_node) and not caller.is_admin:
+            raise _policy_refusal(FORCED_HOST_POLICY)
+        zone = boot_request.zone_for_forced_host(destination.availability_zone, destination.forced_host)
+        forced_host, forced_node = destination.forced_host, destination.forced_node
+        if requested_host or requested_node:
+            if not caller.is_admin:
+                raise _policy_refusal(REQUESTED_DESTINATION_POLICY)
+            if forced_host or forced_node:
+                raise Invalid(
+                    "One mechanism with host and/or hypervisor_hostname and another mechanism with "
+                    "zone:host:node are mutually exclusive."
+                )
+            nodes = ComputeNode.objects.all()
+            if requested_host:
+                nodes = nodes.filter(host=requested_host)
+            if requested_node:
+                nodes = nodes.filter(hypervisor_hostname=requested_node)
+            if not nodes.exists():
+                raise Invalid(f"Compute host {requested_host or requested_node} could not be found.", field="host")
+            forced_host, forced_node = requested_host, requested_node
+        _check_block_devices(image_ref, block_devices)
+        _check_networks(networks)
+        flavor = boot_request.flavor_for_boot(caller, str(flavor_ref))
+        image = boot_request.image_for_boot(caller, image_ref, flavor)
+        if flavor.root_gb == 0 and not caller.is_admin:
+            raise Forbidden("Only volume-backed servers are allowed for flavors with zero disk.", field="flavorRef")
+        boot_request.check_zone(zone, forced_host)
+        if key_name is not None:
+            raise Invalid("Invalid key_name provided.", field="key_name")  # Corral keeps no key pairs
+        metadata = dict(metadata or {})
+        if len(metadata) > MAX_METADATA_ITEMS:
+            raise Forbidden(f"Maximum number of metadata items exceeds {MAX_METADATA_ITEMS}")
+        if minimum > MAX_SERVERS_PER_REQUEST:
+            raise Forbidden(
+                f"Quota exceeded for instances: Requested {minimum}, but at most {MAX_SERVERS_PER_REQUEST} "
+                "servers can be created by one request."
+            )
+        maximum = min(maximum, MAX_SERVERS_PER_REQUEST)
+        hints: dict[str, Any] = dict(scheduler_hints or {})
+        reservation_id = _reservation_id()
+        user_id = identity.user_id_of(caller.user) if caller.user is not None else caller.username
+        now = timezone.now()
+        build_request = {
+            "availability_zone": zone,
+            "forced_host": forced_host,
+            "forced_node": forced_node,
+            "min_count": minimum,
+            "max_count": maximum,
+            "description": description,
+            "networks": networks,
+            "trusted_image_certificates": trusted_image_certificates,
+            "tags": sorted(set(tags)),
+        }
+        with transaction.atomic():
+            servers = []
+            for index in range(maximum):
+                server = Server.objects.create(
+                    name=MULTI_INSTANCE_NAME.format(name=name, count=index + 1) if maximum > 1 else name,
+                    project_id=caller.project_id,
+                    user_id=user_id,
+                    flavorid=flavor.flavorid,
+                    flavor=_flavor_snapshot(flavor),
+                    image_id=str(image.id),
+                    pinned_availability_zone=zone,
+                    vm_state=Server.BUILDING,
+                    task_state=Server.SCHEDULING,
+                    power_state=POWER_NOSTATE,
+                    metadata=metadata,
+                    scheduler_hints=hints,
+                    build_request=build_request,
+                    reservation_id=reservation_id,
+                    launch_index=index,
+                    created_at=now,
+                    updated_at=now,
+                )
+                _record(caller, "instance.create.start", server, request_id=caller.request_id)
+                servers.append(server)
+            transaction.on_commit(lambda: dispatch_build(reservation_id))
+    return CreatedServers(servers, reservation_id)
+
+
+def description_of(server: Server) -> str | None:
+    return server.build_request.get("description") if server.build_request else None
+
+
+def dispatch_build(reservation_id: str) -> None:
+    """Build after commit: in this process when Celery is eager (no broker),
+    else in a worker. If the broker cannot be reached, resume_builds takes
+    the build up a minute later."""
+    try:
+        if current_app.conf.task_always_eager:
+            build_servers(reservation_id)
+            _eager_catch_up()
+        else:
+            current_app.send_task(BUILD_TASK, args=[reservation_id])
+    except Exception:
+        log.exception("could not build reservation %s; corral.servers.resume_builds will", reservation_id)
+
+
+# Without a broker there is no beat: builds and deletes done in the request
+# also catch up with those left behind, at most once a minute (monotonic time
+# of the last catch-up).
+_last_eager_catch_up = [float("-inf")]
+
+
+def _eager_catch_up() -> None:
+    if not current_app.conf.task_always_eager:
+        return
+    now = time.monotonic()
+    if now - _last_eager_catch_up[0] < BUILD_STALE_AFTER.total_seconds():
+        return
+    _last_eager_catch_up[0] = now
+    try:
+        resume_builds()
+        finish_deletes()
+    except Exception:
+        log.exception("catching up with stale builds and deletes failed")
+
+
+# --- the build -----------------------------------------------------------------
+
+
+def _claim_build(reservation_id: str) -> list[Server]:
+    """Take the reservation's servers still waiting to be scheduled."""
+    with transaction.atomic():
+        waiting = Server.objects.select_for_update().filter(
+            reservation_id=reservation_id, vm_state=Server.BUILDING, task_state=Server.SCHEDULING
+        )
+        pks = list(waiting.values_list("pk", flat=True))
+        Server.objects.filter(pk__in=pks).update(task_state=SPAWNING, updated_at=timezone.now())
+    return list(Server.objects.filter(pk__in=pks).order_by("launch_index", "id"))
+
+
+# A host name no host has (host names are letters, digits, '-', '.', '_'): a
+# same_host hint whose servers are on no host lets no host pass, as in Nova.
+NO_SUCH_HOST = "(none: the same_host servers are on no host)"
+
+
+def _hint_hosts(uuids: Iterable[str], none_means_nowhere: bool = False) -> frozenset[str]:
+    """The hosts of the servers a scheduler hint names."""
+    parsed = [value for value in (boot_request.parse_uuid(item) for item in uuids) if value is not None]
+    if not parsed:
+        return frozenset()
+    rows = Server.objects.filter(uuid__in=parsed, host__isnull=False).exclude(vm_state=Server.DELETED)
+    hosts = frozenset(host for host in rows.values_list("host", flat=True) if host)
+    if not hosts and none_means_nowhere:
+        return frozenset({NO_SUCH_HOST})
+    return hosts
+
+
+def _fault(message: str, details: str) -> dict[str, Any]:
+    return {
+        "code": 500,
+        "message": message,
+        "details": details,
+        "created": timezone.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def _release_quietly(consumer_uuid: str) -> None:
+    try:
+        scheduling.release(consumer_uuid)
+    except (PlacementError, NotImplementedError):
+        log.exception("could not release the allocations of %s", consumer_uuid)
+
+
+def build_servers(reservation_id: str) -> dict[str, int]:
+    """Schedule and claim the reservation's servers still in BUILD, then mark
+    each ACTIVE on its host or ERROR with Nova's fault. Returns counts."""
+    servers = _claim_build(reservation_id)
+    if not servers:
+        return {"active": 0, "error": 0}
+    first = servers[0]
+    request = first.build_request or {}
+    flavor = Flavor.objects.filter(flavorid=first.flavorid).first()
+    image_uuid = boot_request.parse_uuid(first.image_id) if first.image_id else None
+    image = Image.objects.filter(pk=image_uuid).first() if image_uuid else None
+    uuids = [str(server.uuid) for server in servers]
+    placed: dict[str, scheduling.Placed] = {}
+    failed = set(uuids)
+    decision = None
+    if flavor is None:
+        message, details = f"Flavor {first.flavorid} could not be found.", "The flavor was deleted during the build."
+    else:
+        hints = first.scheduler_hints or {}
+        try:
+            spec = scheduling.request_spec_for(
+                flavor,
+                image,
+                first.project_id,
+                first.user_id,
+                availability_zone=request.get("availability_zone"),
+                forced_host=request.get("forced_host"),
+                forced_node=request.get("forced_node"),
+                num_instances=len(servers),
+                same_host=_hint_hosts(_hint_uuids(hints.get("same_host")), none_means_nowhere=True),
+                different_host=_hint_hosts(_hint_uuids(hints.get("different_host"))),
+            )
+            result = scheduling.schedule_and_claim(spec, uuids)
+        except Exception as exc:
+            log.exception("scheduling reservation %s failed", reservation_id)
+            for consumer_uuid in uuids:  # claims made before the failure (deleting none is fine)
+                _release_quietly(consumer_uuid)
+            message, details = f"Build of the servers failed: {exc}", f"{type(exc).__name__}: {exc}"
+        else:
+            decision = result.decision
+            placed = {item.consumer_uuid: item for item in result.placed}
+            message = result.fault_message or NO_VALID_HOST
+            details = "The scheduler found no host for this server"
+            if decision is not None:
+                details += f"; its decision is scheduling decision {decision.uuid}"
+            minimum = int(request.get("min_count") or 1)
+            if len(placed) < minimum:
+                for consumer_uuid in placed:
+                    _release_quietly(consumer_uuid)
+                placed = {}
+            failed = set(uuids) - set(placed)
+    gone = _finish_build(servers, placed, failed, message, details, decision)
+    for consumer_uuid in gone:
+        _release_quietly(consumer_uuid)
+    return {"active": len(placed) - len(gone), "error": len(failed)}
+
+
+def _finish_build(
+    servers: list[Server],
+    placed: dict[str, "scheduling.Placed"],
+    failed: set[str],
+    message: str,
+    details: str,
+    decision: Any,
+) -> list[str]:
+    """Write the outcome in one transaction. Returns the placed servers that
+    were deleted meanwhile (their claims are to be released)."""
+    caller = Caller.system("corral-build")
+    gone = []
+    now = timezone.now()
+    with transaction.atomic():
+        rows = {
+            str(server.uuid): server
+            for server in Server.objects.select_for_update().filter(pk__in=[server.pk for server in servers])
+        }
+        for server_uuid, server in rows.items():
+            still_building = server.vm_state == Server.BUILDING and server.task_state == SPAWNING
+            if server_uuid in placed:
+                if not still_building:
+                    gone.append(server_uuid)
+                    continue
+                where = placed[server_uuid]
+                server.host, server.node, server.node_uuid = where.host, where.node, str(where.node_uuid)
+                server.availability_zone = where.availability_zone or ""
+                server.vm_state, server.task_state, server.power_state = Server.ACTIVE, None, POWER_RUNNING
+                server.launched_at = server.updated_at = now
+                server.decision = decision
+                server.save()
+                _record(caller, "instance.create.end", server)
+            elif server_uuid in failed and still_building:
+                server.vm_state, server.task_state = Server.ERROR, None
+                server.fault = _fault(message, details)
+                server.decision = decision
+                server.updated_at = now
+                server.save()
+                _record(caller, "instance.create.error", server)
+    return gone
+
+
+def resume_builds() -> int:
+    """Builds left in BUILD for more than BUILD_STALE_AFTER (their worker
+    died, or the broker was down): scheduled again. Returns how many."""
+    cutoff = timezone.now() - BUILD_STALE_AFTER
+    stale = Server.objects.filter(vm_state=Server.BUILDING, updated_at__lt=cutoff, deleted_at__isnull=True).filter(
+        Q(task_state=Server.SCHEDULING) | Q(task_state=SPAWNING)
+    )
+    reservations = sorted(set(stale.values_list("reservation_id", flat=True)))
+    for reservation_id in reservations:
+        Server.objects.filter(
+            reservation_id=reservation_id, vm_state=Server.BUILDING, task_state=SPAWNING, updated_at__lt=cutoff
+        ).update(task_state=Server.SCHEDULING)
+        try:
+            build_servers(reservation_id)
+        except Exception:
+            log.exception("resuming the build of reservation %s failed", reservation_id)
+    return len(reservations)
+
+
+# --- delete --------------------------------------------------------------------
+
+
+def delete_server(caller: Caller, server_uuid: str) -> None:
+    """Mark the server deleting; after commit release its allocations and
+    mark it deleted (a failed release is retried by finish_deletes)."""
+    with events.failures_recorded(caller, "delete_server", "server"):
+        with transaction.atomic():
+            server = get_server(caller, server_uuid)
+            server = Server.objects.select_for_update().get(pk=server.pk)
+            if server.vm_state == Server.DELETED:
+                raise _not_found(server_uuid)
+            server.task_state = Server.DELETING
+            server.updated_at = timezone.now()
+            server.save(update_fields=["task_state", "updated_at"])
+            _record(caller, "instance.delete.start", server, request_id=caller.request_id)
+            server_pk = server.pk
+            transaction.on_commit(lambda: _finish_delete_after_commit(server_pk))
+
+
+def _finish_delete_after_commit(server_pk: int) -> None:
+    try:
+        finish_delete(server_pk)
+        _eager_catch_up()
+    except Exception:
+        log.exception("finishing the delete of server %s failed; corral.servers.finish_deletes will", server_pk)
+
+
+def finish_delete(server_pk: int) -> bool:
+    """Release the server's allocations, then mark it deleted. False (the
+    server left deleting) when placement could not release them."""
+    server = Server.objects.filter(pk=server_pk, task_state=Server.DELETING).first()
+    if server is None:
+        return False
+    try:
+        scheduling.release(str(server.uuid))
+    except (PlacementError, NotImplementedError) as exc:
+        log.warning(
+            "could not release the allocations of server %s (%s); corral.servers.finish_deletes will retry",
+            server.uuid,
+            exc,
+        )
+        return False
+    now = timezone.now()
+    with transaction.atomic():
+        server = Server.objects.select_for_update().get(pk=server_pk)
+        if server.vm_state == Server.DELETED:
+            return True
+        server.vm_state, server.task_state, server.power_state = Server.DELETED, None, POWER_NOSTATE
+        server.deleted_at = server.terminated_at = server.updated_at = now
+        server.save()
+        _record(Caller.system("corral-delete"), "instance.delete.end", server)
+    return True
+
+
+def finish_deletes() -> int:
+    """Retry the deletes whose release failed. Returns how many finished."""
+    cutoff = timezone.now() - DELETE_RETRY_AFTER
+    pks = Server.objects.filter(task_state=Server.DELETING, updated_at__lt=cutoff).values_list("pk", flat=True)
+    return sum(1 for pk in list(pks) if finish_delete(pk))

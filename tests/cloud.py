@@ -1,0 +1,67 @@
+"""A small cloud for scheduling and server tests: Corral's own placement in
+process, hosts registered as agents do (their providers follow through the
+outbox after commit: these tests commit), aggregates mirrored into
+placement, flavors with extra specs, active images."""
+
+from aggregates.flavors import services as flavors
+from aggregates.host_aggregates import services as aggregates
+from aggregates.hosts import services as hosts
+from aggregates.hosts.models import Service
+from aggregates.images.models import Image
+from aggregates.mirroring import placement_client
+from placement.standards import sync_standard_names
+
+
+def own_placement(settings, monkeypatch):
+    """Corral's own placement in process, read with a freshly issued service token."""
+    settings.PLACEMENT_URL, settings.AUTH_STRATEGY, settings.PLACEMENT_AUTH_TOKEN = "", "keystone", ""
+    settings.DEFAULT_SCHEDULE_ZONE = ""
+    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
+    sync_standard_names()  # a transactional test starts from empty tables
+
+
+class Cloud:
+    def __init__(self, system, make_host):
+        self.system = system
+        self.make_host = make_host
+
+    def host(self, name, **resources):
+        return self.make_host(name, **resources)
+
+    def hosts(self, *names, **resources):
+        return [self.make_host(name, **resources) for name in names]
+
+    def aggregate(self, name, hosts=(), zone=None, **metadata):
+        aggregate = aggregates.create_aggregate(self.system, name, zone)
+        for host in hosts:
+            aggregates.add_host(self.system, aggregate.id, host)
+        if metadata:
+            aggregates.set_metadata(self.system, aggregate.id, metadata)
+        return aggregate
+
+    def zone(self, name, *hosts):
+        return self.aggregate(f"agg-{name}", hosts, zone=name)
+
+    def flavor(self, name="m1.small", vcpus=1, ram=512, disk=1, extra_specs=None, **kw):
+        flavor = flavors.create_flavor(self.system, name=name, ram=ram, vcpus=vcpus, disk=disk, **kw)
+        if extra_specs:
+            flavors.set_extra_specs(self.system, flavor.flavorid, extra_specs, validate=False)
+        return flavor
+
+    def image(self, name="cirros", status=Image.ACTIVE, visibility=Image.PUBLIC, owner=None, **fields):
+        fields = {"disk_format": "qcow2", "container_format": "bare", "size": 1024, **fields}
+        return Image.objects.create(name=name, status=status, visibility=visibility, owner=owner, **fields)
+
+    def disable(self, host, reason="maintenance"):
+        service = Service.objects.get(host=host, binary="nova-compute")
+        hosts.update_service(self.system, service.uuid, status="disabled", disabled_reason=reason)
+
+    @staticmethod
+    def allocations(server_uuid):
+        response = placement_client.client().request("GET", f"/allocations/{server_uuid}", "1.28")
+        assert response.status_code == 200, response.text
+        return response.json()["allocations"]
+
+    @staticmethod
+    def usages(node_uuid):
+        return placement_client.client().provider_usages(node_uuid)
