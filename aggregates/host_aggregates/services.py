@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Prefetch, QuerySet, Sum
+from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
 from aggregates.audit import services as events
 from aggregates.errors import Conflict, Invalid, NotFound, ServiceError
 from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
-from aggregates.hosts.models import ComputeNode, Service
+from aggregates.hosts.models import Service, instances_by_host
 from aggregates.identity.caller import Caller
 from aggregates.mirroring import outbox
 from aggregates.mirroring.models import PlacementMirrorRequest
@@ -104,19 +104,7 @@ def _touch(aggregate: Aggregate) -> None:
 
 
 def _instances_on(hosts: Iterable[str]) -> int:
-    total: int | None = ComputeNode.objects.filter(host__in=list(hosts)).aggregate(n=Sum("running_vms"))["n"]
-    return total or 0
-
-
-def _instances_by_host(hosts: Iterable[str]) -> dict[str, int]:
-    rows = (
-        ComputeNode.objects.filter(host__in=list(hosts))
-        .order_by()
-        .values("host")
-        .annotate(n=Sum("running_vms"))
-        .values_list("host", "n")
-    )
-    return {host: n or 0 for host, n in rows}
+    return sum(instances_by_host(hosts).values())
 
 
 def _zones_elsewhere(aggregate: Aggregate, hosts: Iterable[str]) -> set[str]:
@@ -232,7 +220,7 @@ def add_host_refusals(aggregate: Aggregate, hosts: Iterable[str]) -> dict[str, H
     members = set(hosts_of(aggregate))
     zone = availability_zone_of(aggregate)
     elsewhere = _zones_elsewhere_by_host(aggregate, hosts) if zone is not None else {}
-    instances_of = _instances_by_host(hosts) if zone is not None else {}
+    instances_of = instances_by_host(hosts) if zone is not None else {}
     refused = f"Cannot add host to aggregate {aggregate.id}. Reason:"
     for host in hosts:
         if host in refusals:

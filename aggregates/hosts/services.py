@@ -13,7 +13,7 @@ from aggregates.audit import services as events
 from aggregates.errors import Conflict, Invalid, NotFound, ServiceError
 from aggregates.host_aggregates import services as aggregate_services
 from aggregates.host_aggregates.models import AggregateHost
-from aggregates.hosts.models import ComputeNode, Service
+from aggregates.hosts.models import ComputeNode, Service, instances_by_host
 from aggregates.identity.caller import Caller
 from aggregates.mirroring import outbox
 from aggregates.zones.services import API_BINARIES, with_zones
@@ -308,7 +308,7 @@ def delete_service(caller: Caller, service_ref: int | uuid.UUID) -> None:
     with transaction.atomic():
         service = _locked_service(service_ref, f"Service {service_ref} not found.")
         if service.binary == Service.COMPUTE:
-            instances = service.compute_nodes.aggregate(n=Sum("running_vms"))["n"] or 0
+            instances = instances_by_host([service.host]).get(service.host, 0)
             if instances:
                 raise Conflict(
                     "Unable to delete compute service that is hosting instances. Migrate or delete the "

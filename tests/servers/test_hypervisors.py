@@ -1,6 +1,7 @@
 """os-hypervisors agrees with the servers: up to 2.87 the usage fields come
-from placement (the node provider's usages) and running_vms from the node's
-servers; the servers route and with_servers list them."""
+from placement (the node provider's usages) and running_vms counts the VMs
+the host's agent reports running outside Corral plus the node's servers;
+the servers route and with_servers list them."""
 
 from aggregates.hosts.models import ComputeNode
 
@@ -17,7 +18,8 @@ def boot(api, flavor, image, name, zone=None):
 
 def test_detail_usage_comes_from_placement_and_the_servers(cloud, admin_api):
     node = cloud.host("h1", vcpus=8, memory_mb=4096, local_gb=100)
-    ComputeNode.objects.update(vcpus_used=7, memory_mb_used=7, local_gb_used=7, running_vms=7)  # stale
+    # Stale usage figures; one VM the agent reports running outside Corral.
+    ComputeNode.objects.update(vcpus_used=7, memory_mb_used=7, local_gb_used=7, running_vms=1)
     flavor, image = cloud.flavor(vcpus=2, ram=1024, disk=10), cloud.image()
     first = boot(admin_api, flavor, image, "a")
     boot(admin_api, flavor, image, "b")
@@ -28,19 +30,19 @@ def test_detail_usage_comes_from_placement_and_the_servers(cloud, admin_api):
             "vcpus_used": 4,
             "memory_mb_used": 2048,
             "local_gb_used": 20,
-            "running_vms": 2,
+            "running_vms": 3,
         }, path
         assert (item["free_ram_mb"], item["free_disk_gb"]) == (4096 - 2048, 100 - 20)
     stats = admin_api.get("/os-hypervisors/statistics", version="2.87").json()["hypervisor_statistics"]
     assert (stats["vcpus_used"], stats["memory_mb_used"], stats["running_vms"], stats["free_disk_gb"]) == (
         4,
         2048,
-        2,
+        3,
         80,
     )
     assert admin_api.delete(f"/servers/{first}").status_code == 204
     (item,) = admin_api.get("/os-hypervisors/detail", version="2.87").json()["hypervisors"]
-    assert (item["vcpus_used"], item["running_vms"]) == (2, 1)
+    assert (item["vcpus_used"], item["running_vms"]) == (2, 2)  # one server and the reported VM
     (item,) = admin_api.get("/os-hypervisors/detail", version="2.88").json()["hypervisors"]
     assert "running_vms" not in item
 

@@ -9,7 +9,7 @@ from aggregates.compute_api.query import MAX_LIMIT, parse_uuid, query_params
 from aggregates.compute_api.validation import path_int
 from aggregates.hosts import schemas, serializers
 from aggregates.hosts import services as host_services
-from aggregates.hosts.models import Service
+from aggregates.hosts.models import Service, instances_by_node
 from aggregates.mirroring.placement_client import PlacementError, PlacementUnreachable, client
 from aggregates.servers import services as server_services
 from aggregates.value_schemas import to_bool
@@ -28,11 +28,11 @@ def hypervisor_ref(request, value):
 def usages_now(nodes, version):
     """Node id -> its usage now, up to 2.87: vcpus_used, memory_mb_used and
     local_gb_used from the placement usages of the node's provider, and
-    running_vms the node's servers. A node placement cannot answer for keeps
+    running_vms the instances on it (``instances_by_node``). A node placement cannot answer for keeps
     its stored values (absent here)."""
     if version >= (2, 88) or not nodes:
         return {}
-    counts = server_services.running_counts(nodes)
+    counts = instances_by_node(nodes)
     placement = client()
     usages = {}
     for node in nodes:
