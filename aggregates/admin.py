@@ -201,14 +201,12 @@ class ImageTagAdmin(ReadOnlyAdmin):
     search_fields = ("value",)
 
 
-class ImageCacheResultInline(admin.TabularInline):
+class ImageCacheResultInline(ReadOnlyInline):
     model = models.ImageCacheResult
-    extra = 0
 
 
-class ImageCacheHostInline(admin.TabularInline):
+class ImageCacheHostInline(ReadOnlyInline):
     model = models.ImageCacheHost
-    extra = 0
 
 
 @admin.register(models.ImageCacheJob)
@@ -231,3 +229,17 @@ class ImageCacheHostAdmin(ReadOnlyAdmin):
 class ImageCacheResultAdmin(ReadOnlyAdmin):
     list_display = ("host_item", "image_id", "status", "bytes", "seconds", "finished_at")
     list_filter = ("status",)
+
+
+@admin.register(models.SchedulingDecision)
+class SchedulingDecisionAdmin(ReadOnlyAdmin):
+    list_display = ("uuid", "outcome", "project_id", "created_at")
+    list_filter = ("outcome",)
+    search_fields = ("uuid", "project_id")
+
+
+@admin.register(models.Server)
+class ServerAdmin(ReadOnlyAdmin):
+    list_display = ("name", "uuid", "vm_state", "task_state", "host", "node", "project_id", "created_at")
+    list_filter = ("vm_state", "task_state")
+    search_fields = ("name", "uuid", "host", "project_id", "reservation_id")

@@ -159,7 +159,7 @@ def schedule_and_claim(spec: RequestSpec, consumer_uuids: list[str]) -> Schedule
     decision = _decide(spec, placement, full=False)
     result = ScheduleResult()
     chosen_hosts: list[str] = []
-    for consumer_uuid in consumer_uuids:
+    for index, consumer_uuid in enumerate(consumer_uuids):
         placed = None
         for weighed in engine.pick_order(decision):
             host = weighed.host
@@ -185,7 +185,8 @@ def schedule_and_claim(spec: RequestSpec, consumer_uuids: list[str]) -> Schedule
         result.placed.append(
             Placed(consumer_uuid, placed.host, placed.node, placed.node_uuid, placed.availability_zone)
         )
-        engine.refilter(decision, spec, placed)
+        if index + 1 < len(consumer_uuids):
+            engine.refilter(decision, spec, placed)
     decision.chosen = chosen_hosts
     outcome = SchedulingDecision.CHOSEN
     if result.failed:
