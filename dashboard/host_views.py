@@ -10,6 +10,10 @@ from aggregates.audit.models import Event
 from aggregates.errors import ServiceError
 from aggregates.host_aggregates.models import Aggregate
 from aggregates.hosts import services as host_services
+from aggregates.mirroring import placement_client
+from aggregates.mirroring.placement_client import PlacementError
+from aggregates.servers import services as server_services
+from aggregates.servers.models import Server
 from aggregates.zones.services import zones_by_host
 
 from . import queries
@@ -61,15 +65,48 @@ def host_detail(request, host):
     return _host_page(request, host)
 
 
+def node_usages(nodes):
+    """Each node with ``used`` (vCPU, RAM, disk allocated), read from placement
+    through the placement client (cached PLACEMENT_CONSOLE_CACHE_SECONDS), and
+    ``servers`` (how many servers that are not deleted are on it). When
+    placement cannot be read, the node's stored figures stand in and
+    ``usage_source`` says so."""
+    counts = server_services.running_counts(nodes)
+    placement = placement_client.client()
+    problem = None
+    for node in nodes:
+        node.servers = counts.get(str(node.uuid), 0)
+        stored = {"vcpus": node.vcpus_used, "memory_mb": node.memory_mb_used, "local_gb": node.local_gb_used}
+        node.used, node.usage_source = stored, "stored"
+        if problem is not None:
+            continue
+        try:
+            usages = placement.provider_usages(node.uuid, max_age=settings.PLACEMENT_CONSOLE_CACHE_SECONDS)
+        except PlacementError as exc:
+            problem = exc.message
+            continue
+        node.used = {
+            "vcpus": usages.get("VCPU", 0),
+            "memory_mb": usages.get("MEMORY_MB", 0),
+            "local_gb": usages.get("DISK_GB", 0),
+        }
+        node.usage_source = "placement"
+    return problem
+
+
 def _host_page(request, host, disable_form=None, status=200):
     service = _service_or_404(host)
     zones = queries.zone_sources([host]).get(host, [])
+    nodes = queries.nodes_by_host([host]).get(host, [])
+    usage_problem = node_usages(nodes)
     context = {
         "service": service,
         "zone": _zone_name(sorted({z for z, _, _ in zones})),
         "zone_sources": zones,
         "aggregates": queries.aggregates_by_host([host]).get(host, []),
-        "nodes": queries.nodes_by_host([host]).get(host, []),
+        "nodes": nodes,
+        "usage_problem": usage_problem,
+        "server_count": Server.objects.filter(host=host).exclude(vm_state=Server.DELETED).count(),
         "events": Event.objects.filter(object_type="service", object_id=str(service.id))[:25],
         "disable_form": disable_form or DisableHostForm(),
         "canonical_url": reverse("dashboard:host", args=[host]),

@@ -11,7 +11,9 @@ from . import (
     other_views,
     placement_views,
     precache_views,
+    scheduling_views,
     search_views,
+    server_views,
     views,
 )
 from .forms import ThrottledLoginForm
@@ -72,6 +74,12 @@ urlpatterns = [
     path("images/<uuid:image_id>/", image_views.image_detail, name="image"),
     path("images/<uuid:image_id>/upload/", image_views.image_upload, name="image_upload"),
     path("images/<uuid:image_id>/delete/", image_views.image_delete, name="image_delete"),
+    path("scheduling/", scheduling_views.explain, name="scheduling"),
+    path("scheduling/decisions/<str:decision_uuid>/", scheduling_views.decision_detail, name="scheduling_decision"),
+    path("servers/", server_views.server_list, name="servers"),
+    path("servers/new/", server_views.server_create, name="server_create"),
+    path("servers/<str:server_uuid>/", server_views.server_detail, name="server"),
+    path("servers/<str:server_uuid>/delete/", server_views.server_delete, name="server_delete"),
     path("events/", other_views.event_list, name="events"),
     path("search/", search_views.search, name="search"),
 ]

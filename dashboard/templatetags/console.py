@@ -34,6 +34,8 @@ NAV_SECTIONS = {
     "zones": "zones",
     "hosts": "hosts",
     "flavors": "flavors",
+    "servers": "servers",
+    "scheduling": "scheduling",
     "images": "images",
     "resource-providers": "providers",
     "events": "events",
@@ -49,8 +51,6 @@ def nav_section(context):
     if request is None:
         return ""
     path = request.path.strip("/")
-    if path.startswith("images/cache-"):
-        return "cache_jobs"
     return NAV_SECTIONS.get(path.split("/", 1)[0], "")
 
 

@@ -123,5 +123,9 @@ def test_desktop_navigation_is_always_shown(browser, demo_url):
         log_in(page, demo_url, "admin")
         expect(page.locator("header nav")).to_be_visible()
         expect(page.locator("label:has-text('Menu')")).to_be_hidden()
+        # One row at 1280 px: the user's corner sits beside the navigation.
+        brand = page.locator("header .brand").bounding_box()
+        logout = page.locator("header button:has-text('Log out')").bounding_box()
+        assert abs((logout["y"] + logout["height"] / 2) - (brand["y"] + brand["height"] / 2)) < 12, (brand, logout)
     finally:
         page.context.close()

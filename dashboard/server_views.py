@@ -1,0 +1,203 @@
+"""Servers in the console: the list (filters by status, host, project, name;
+paged), a server's page (every field, its fault, its scheduling decision),
+and, for admins, "Boot server" and "Delete" through the servers service
+functions (the same ones ``/servers`` calls)."""
+
+import dataclasses
+import uuid as uuid_module
+
+from django import forms
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from aggregates import value_schemas
+from aggregates.errors import ServiceError
+from aggregates.identity import services as identity
+from aggregates.images.models import Image
+from aggregates.servers import services
+from aggregates.servers.models import Server
+
+from .console import caller_of, console_view, form_error, page, paginate
+from .forms import ApiCheckedForm, text_field
+from .scheduling_views import flavor_choices, image_choices, project_choices, zone_choices
+
+# Nova's status of a server, from its vm_state.
+STATUS_OF = {
+    Server.BUILDING: "BUILD",
+    Server.ACTIVE: "ACTIVE",
+    Server.ERROR: "ERROR",
+    Server.DELETED: "DELETED",
+}
+VM_STATE_OF = {status: vm_state for vm_state, status in STATUS_OF.items()}
+STATUSES = ["ACTIVE", "BUILD", "ERROR", "DELETED"]
+SORTS = {
+    "name": ("name", "id"),
+    "status": ("vm_state", "name"),
+    "host": ("host", "name"),
+    "created": ("created_at", "id"),
+}
+MAX_BOOT = services.MAX_SERVERS_PER_REQUEST
+FORM_FIELD_OF = {
+    "flavorRef": "flavor",
+    "imageRef": "image",
+    "availability_zone": "zone",
+    "min_count": "count",
+    "max_count": "count",
+    "name": "name",
+}
+
+
+def status_of(server):
+    return STATUS_OF.get(server.vm_state, server.vm_state.upper())
+
+
+def _decorate(servers, projects):
+    for server in servers:
+        server.status = status_of(server)
+        server.project_name = projects.get(server.project_id, "")
+        server.flavor_name = (server.flavor or {}).get("original_name") or server.flavorid
+    return servers
+
+
+@console_view
+def server_list(request):
+    """Every project's servers (the console is for admins and readers),
+    newest first; deleted ones only when asked for by status."""
+    rows = Server.objects.select_related("decision")
+    status = request.GET.get("status", "").upper()
+    if status in VM_STATE_OF:
+        rows = rows.filter(vm_state=VM_STATE_OF[status])
+    else:
+        status = ""
+        rows = rows.exclude(vm_state=Server.DELETED)
+    for param, lookup in (("host", "host"), ("project", "project_id"), ("reservation", "reservation_id")):
+        value = request.GET.get(param, "").strip()
+        if value:
+            rows = rows.filter(**{lookup: value})
+    name = request.GET.get("name", "").strip()
+    if name:
+        rows = rows.filter(name__icontains=name)
+    sort = request.GET.get("sort", "")
+    fields = SORTS.get(sort.lstrip("-"))
+    if fields:
+        rows = rows.order_by(*(f"-{f}" if sort.startswith("-") else f for f in fields))
+    else:
+        rows = rows.order_by("-created_at", "-id")
+    current, querystring = paginate(request, rows)
+    projects = dict(project_choices())
+    context = {
+        "page": current,
+        "servers": _decorate(list(current), projects),
+        "querystring": querystring,
+        "statuses": STATUSES,
+        "status": status,
+        "projects": sorted(projects.items(), key=lambda item: item[1]),
+    }
+    return page(request, context, "dashboard/servers/list.html")
+
+
+def _server_or_404(server_uuid):
+    try:
+        parsed = uuid_module.UUID(str(server_uuid))
+    except ValueError:
+        parsed = None
+    server = Server.objects.select_related("decision").filter(uuid=parsed).first() if parsed else None
+    if server is None:
+        raise Http404(f"Instance {server_uuid} could not be found.")
+    return server
+
+
+def _image_of(server):
+    try:
+        image_id = uuid_module.UUID(server.image_id)
+    except ValueError:
+        return None
+    return Image.objects.filter(pk=image_id).first()
+
+
+@console_view
+def server_detail(request, server_uuid):
+    server = _server_or_404(server_uuid)
+    project = identity.get_project(server.project_id) if server.project_id else None
+    _decorate([server], {server.project_id: project.name} if project else {})
+    context = {
+        "server": server,
+        "project": project,
+        "image": _image_of(server),
+        "description": services.description_of(server),
+        "extra_specs": sorted(((server.flavor or {}).get("extra_specs") or {}).items()),
+        "metadata": sorted((server.metadata or {}).items()),
+        "hints": sorted((server.scheduler_hints or {}).items()),
+    }
+    return page(request, context, "dashboard/servers/detail.html")
+
+
+class BootForm(ApiCheckedForm):
+    name = text_field("Name", max_length=255)
+    flavor = forms.ChoiceField(label="Flavor")
+    image = forms.ChoiceField(label="Image")
+    zone = forms.ChoiceField(label="Availability zone", required=False)
+    count = forms.IntegerField(
+        label="Number of servers",
+        min_value=1,
+        max_value=MAX_BOOT,
+        initial=1,
+        help_text="All or none: when fewer fit, every one ends in ERROR. Names get -1, -2… when more than one.",
+    )
+    project = forms.ChoiceField(label="Project", help_text="The project the servers belong to.")
+    api_rules = {"name": value_schemas.name}
+
+    def __init__(self, *args, caller, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["flavor"].choices = [("", "— choose a flavor —")] + flavor_choices(caller)
+        self.fields["image"].choices = [("", "— choose an image —")] + image_choices(caller)
+        self.fields["zone"].choices = [("", "any")] + zone_choices()
+        projects = project_choices()
+        self.fields["project"].choices = projects
+        self.fields["project"].initial = next((pid for pid, name in projects if name == "admin"), None)
+
+
+@console_view(form_page=True)
+def server_create(request):
+    caller = caller_of(request)
+    form = BootForm(request.POST if request.method == "POST" else None, caller=caller)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            created = services.create_servers(
+                dataclasses.replace(caller, project_id=data["project"]),
+                name=data["name"],
+                flavor_ref=data["flavor"],
+                image_ref=data["image"],
+                availability_zone=data["zone"] or None,
+                min_count=data["count"],
+                max_count=data["count"],
+            )
+        except ServiceError as exc:
+            form_error(form, exc, FORM_FIELD_OF.get(exc.field or ""))
+        else:
+            count = len(created.servers)
+            messages.success(request, f"Booting {count} server(s): reservation {created.reservation_id}.")
+            if count == 1:
+                return redirect("dashboard:server", created.servers[0].uuid)
+            return redirect(reverse("dashboard:servers") + f"?reservation={created.reservation_id}")
+    context = {"form": form}
+    return page(request, context, "dashboard/servers/create.html", status=400 if form.errors else 200)
+
+
+@console_view
+@require_POST
+def server_delete(request, server_uuid):
+    server = _server_or_404(server_uuid)
+    try:
+        services.delete_server(caller_of(request), str(server.uuid))
+    except ServiceError as exc:
+        messages.error(request, f"Server {server.name} was not deleted: {exc.message}")
+        return redirect("dashboard:server", server.uuid)
+    server.refresh_from_db()
+    done = "deleted" if server.vm_state == Server.DELETED else "being deleted"
+    messages.success(request, f"Server {server.name} {done}.")
+    return redirect("dashboard:servers")
