@@ -19,6 +19,20 @@ FIRST_DRAIN_DELAY = 5.0
 DRAIN_INTERVAL = 30.0
 
 
+DEMO_FILTERS = [
+    "ComputeFilter",
+    "ImagePropertiesFilter",
+    "AggregateInstanceExtraSpecsFilter",
+    "AggregateMultiTenancyIsolation",
+    "AggregateImagePropertiesIsolation",
+    "AggregateIoOpsFilter",
+    "AggregateNumInstancesFilter",
+    "AggregateTypeAffinityFilter",
+    "SameHostFilter",
+    "DifferentHostFilter",
+]
+
+
 class Command(BaseCommand):
     help = (
         "Run Corral with demo data: migrate, seed the demo cloud, keep the demo hosts' "
@@ -39,6 +53,9 @@ class Command(BaseCommand):
         if not os.environ.get("CACHE_DRIVER"):
             # Image pre-caching works in the demo without host agents: a simulated cache per host.
             settings.CACHE_DRIVER = "inprocess"
+        if not os.environ.get("ENABLED_FILTERS"):
+            # Every aggregate filter, so that the demo's aggregates steer scheduling.
+            settings.ENABLED_FILTERS = DEMO_FILTERS
         call_command("migrate", interactive=False, verbosity=0)
         with outbox.left_to_the_drain():  # placement is not served yet: the drain thread applies the rows
             call_command("seed_demo", verbosity=0)
