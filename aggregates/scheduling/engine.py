@@ -317,16 +317,15 @@ def _ratio_notes(hosts: list[HostState]) -> list[str]:
 
 
 def is_forced_target(host: HostState, spec: RequestSpec) -> bool:
-    """Whether ``host`` is the host and/or node the request forces."""
-    return (not spec.forced_host or host.host == spec.forced_host) and (
-        not spec.forced_node or host.node == spec.forced_node
-    )
+    """Whether ``host`` is the host and/or node the request forces or asks for."""
+    wanted_host = spec.forced_host or spec.requested_host
+    return (not wanted_host or host.host == wanted_host) and (not spec.forced_node or host.node == spec.forced_node)
 
 
 def _forced_node_uuids(spec: RequestSpec) -> set[str]:
     nodes = ComputeNode.objects.all()
-    if spec.forced_host:
-        nodes = nodes.filter(host=spec.forced_host)
+    if spec.forced_host or spec.requested_host:
+        nodes = nodes.filter(host=spec.forced_host or spec.requested_host)
     if spec.forced_node:
         nodes = nodes.filter(hypervisor_hostname=spec.forced_node)
     return {str(node_uuid) for node_uuid in nodes.values_list("uuid", flat=True)}
@@ -350,7 +349,8 @@ def decide(spec: RequestSpec, placement: PlacementClient, full: bool = True) -> 
             )
         return decision
     forced = bool(spec.forced_host or spec.forced_node)
-    if forced:
+    restricted = forced or bool(spec.requested_host)
+    if restricted:
         targets = _forced_node_uuids(spec)
         if len(targets) == 1:
             query.in_tree = next(iter(targets))
@@ -368,10 +368,21 @@ def decide(spec: RequestSpec, placement: PlacementClient, full: bool = True) -> 
     candidates = []
     excluded = []
     for host in hosts:
-        if forced and not is_forced_target(host, spec):
-            what = f"host {spec.forced_host}" if spec.forced_host else f"node {spec.forced_node}"
+        if host.host in spec.ignore_hosts:
             decision.fates[host.node_uuid] = HostFate(
-                host.host, host.node, "rejected", "placement", "forced_host", f"the request forces {what}"
+                host.host,
+                host.node,
+                "rejected",
+                "placement",
+                "ignore_hosts",
+                f"host {host.host} is the server's source",
+            )
+        elif restricted and not is_forced_target(host, spec):
+            what = spec.forced_host or spec.requested_host
+            what = f"host {what}" if what else f"node {spec.forced_node}"
+            name = "forced_host" if forced else "requested_destination"
+            decision.fates[host.node_uuid] = HostFate(
+                host.host, host.node, "rejected", "placement", name, f"the request asks for {what}"
             )
         elif host.node_uuid in decision.allocation_requests:
             _apply_summary(host, summaries.get(host.node_uuid, {}))
@@ -405,6 +416,9 @@ def pick_order(decision: Decision) -> list[WeighedHost]:
     ordered = list(decision.ordered)
     if not ordered:
         return ordered
+    preferred = decision.spec.preferred_aggregates
+    if preferred:  # hosts sharing an aggregate with the source first, each group by weight
+        ordered.sort(key=lambda w: not any(a.uuid in preferred for a in w.host.aggregates))
     subset = ordered[: settings.HOST_SUBSET_SIZE]
     first = random.choice(subset)
     return [first] + [w for w in ordered if w is not first]

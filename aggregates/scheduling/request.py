@@ -52,3 +52,9 @@ class RequestSpec:
     # Scheduler hints same_host / different_host, resolved to host names.
     same_host: frozenset[str] = frozenset()
     different_host: frozenset[str] = frozenset()
+    # Moves: hosts never to choose (the source: Nova's ignore_hosts), a host
+    # asked for that still goes through the filters (Nova's requested
+    # destination), and aggregates (uuids) whose hosts are tried first.
+    ignore_hosts: frozenset[str] = frozenset()
+    requested_host: str | None = None
+    preferred_aggregates: frozenset[str] = frozenset()

@@ -3,6 +3,7 @@ for servers, explain a decision without claiming, release a claim. Placement
 is called through the placement client, never with a transaction open."""
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,7 @@ from aggregates.mirroring.placement_client import PlacementClient, PlacementErro
 from aggregates.scheduling import boot_request, engine
 from aggregates.scheduling.models import SchedulingDecision
 from aggregates.scheduling.request import FlavorSpec, ImageSpec, RequestSpec
+from aggregates.servers.models import Server
 
 log = logging.getLogger("aggregates.scheduling")
 
@@ -150,11 +152,22 @@ def _decide(spec: RequestSpec, placement: PlacementClient, full: bool) -> engine
         raise Unavailable(f"Scheduling is not possible now: {failed}") from failed
 
 
+Claim = Callable[[str, dict[str, Any]], bool]
+
+
 def schedule_and_claim(spec: RequestSpec, consumer_uuids: list[str]) -> ScheduleResult:
     """Place each consumer (a server uuid) on a host: placement pre-filters,
     candidates, host filters, weighers; claim with PUT /allocations/{uuid},
     trying the next host on a conflict (Nova's alternates). Records one
     SchedulingDecision. Must be called with no database transaction open."""
+    placement = client()
+    return _place(spec, consumer_uuids, lambda consumer, allocation: _claim(placement, spec, consumer, allocation))
+
+
+def _place(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> ScheduleResult:
+    """The scheduling loop of boots and moves: decide, then for each consumer
+    try the hosts in order until ``claim`` (consumer, allocation request)
+    holds; a failure is explained host by host."""
     placement = client()
     decision = _decide(spec, placement, full=False)
     result = ScheduleResult()
@@ -167,7 +180,7 @@ def schedule_and_claim(spec: RequestSpec, consumer_uuids: list[str]) -> Schedule
             if allocation is None:
                 continue
             try:
-                claimed = _claim(placement, spec, consumer_uuid, allocation)
+                claimed = claim(consumer_uuid, allocation)
             except PlacementError as failed:
                 raise Unavailable(f"Claiming resources is not possible now: {failed}") from failed
             if claimed:
@@ -200,6 +213,110 @@ def schedule_and_claim(spec: RequestSpec, consumer_uuids: list[str]) -> Schedule
         result.fault_message = fault_message(decision)
     result.decision = _record(spec, decision, outcome)
     return result
+
+
+# --- moves ---------------------------------------------------------------------
+
+
+def spec_for_server(
+    server: Server,
+    *,
+    ignore_hosts: frozenset[str] = frozenset(),
+    requested_host: str | None = None,
+    preferred_aggregates: frozenset[str] = frozenset(),
+) -> RequestSpec:
+    """The request spec of moving ``server``: its flavor as booted (the
+    server's copy), its image's properties now, its project, the zone it is
+    pinned to; never its own host."""
+    flavor = server.flavor or {}
+    flavor_spec = FlavorSpec(
+        name=str(flavor.get("original_name", server.flavorid)),
+        flavorid=server.flavorid,
+        vcpus=int(flavor.get("vcpus", 0)),
+        memory_mb=int(flavor.get("ram", 0)),
+        root_gb=int(flavor.get("disk", 0)),
+        ephemeral_gb=int(flavor.get("ephemeral", 0)),
+        swap=int(flavor.get("swap", 0)),
+        extra_specs=dict(flavor.get("extra_specs") or {}),
+    )
+    image_uuid = boot_request.parse_uuid(server.image_id) if server.image_id else None
+    image = Image.objects.filter(pk=image_uuid).first() if image_uuid else None
+    image_spec = None
+    if image is not None:
+        image_spec = ImageSpec(
+            id=str(image.id),
+            name=image.name or "",
+            disk_format=image.disk_format or "",
+            container_format=image.container_format or "",
+            properties=dict(image.property_items.values_list("name", "value")),
+        )
+    return RequestSpec(
+        flavor=flavor_spec,
+        image=image_spec,
+        project_id=server.project_id,
+        user_id=server.user_id,
+        availability_zone=server.pinned_availability_zone or None,
+        ignore_hosts=frozenset(ignore_hosts) | ({server.host} if server.host else set()),
+        requested_host=requested_host,
+        preferred_aggregates=preferred_aggregates,
+    )
+
+
+@dataclass
+class MoveResult:
+    target: Placed | None
+    decision: SchedulingDecision | None
+    fault_message: str = ""
+
+
+def _move_allocation(
+    placement: PlacementClient, spec: RequestSpec, server_uuid: str, allocation: dict[str, Any], hold_as: str | None
+) -> bool:
+    """One POST /allocations: the server's allocation becomes the target's
+    (checked against its consumer generation) and, with ``hold_as`` (a
+    migration uuid), its source allocation passes to that consumer, as Nova
+    holds it during a cold migration. False on a conflict."""
+    current = placement.request("GET", f"/allocations/{server_uuid}", CLAIM_VERSION)
+    if current.status_code != 200:
+        raise placement._error(current, f"Reading the allocations of {server_uuid}")
+    held = current.json()
+    body: dict[str, Any] = {
+        server_uuid: {
+            "allocations": allocation["allocations"],
+            "consumer_generation": held.get("consumer_generation"),
+            "project_id": held.get("project_id") or spec.project_id or "unknown",
+            "user_id": held.get("user_id") or spec.user_id or "unknown",
+            "consumer_type": "INSTANCE",
+        }
+    }
+    if hold_as:
+        body[hold_as] = {
+            "allocations": {rp: {"resources": item["resources"]} for rp, item in held.get("allocations", {}).items()},
+            "consumer_generation": None,
+            "project_id": body[server_uuid]["project_id"],
+            "user_id": body[server_uuid]["user_id"],
+            "consumer_type": "MIGRATION",
+        }
+    response = placement.request("POST", "/allocations", CLAIM_VERSION, body=body)
+    if response.status_code == 204:
+        return True
+    if response.status_code == 409:
+        return False
+    raise placement._error(response, f"Moving the allocations of {server_uuid}")
+
+
+def schedule_move(spec: RequestSpec, server_uuid: str, hold_source_as: str | None = None) -> MoveResult:
+    """Choose a target for an existing server (never a host of
+    ``spec.ignore_hosts``) and move its allocation there atomically; on a
+    conflict the next host is tried. Nothing moves when no host fits: the
+    stored decision says why. No database transaction may be open."""
+    placement = client()
+    result = _place(
+        spec,
+        [server_uuid],
+        lambda consumer, allocation: _move_allocation(placement, spec, consumer, allocation, hold_source_as),
+    )
+    return MoveResult(result.placed[0] if result.placed else None, result.decision, result.fault_message)
 
 
 def explain(spec: RequestSpec) -> SchedulingDecision:
