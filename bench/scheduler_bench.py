@@ -1,0 +1,323 @@
+"""Scheduling benchmark: one decision (placement query included), one
+explanation, and concurrent boots, at several cloud sizes, on PostgreSQL.
+
+    .venv/bin/python bench/scheduler_bench.py --hosts 500 5000 [--aggregates 200]
+
+For each size, a database of its own (dropped and re-created: the name must
+not be test/postgres) is migrated and filled in bulk: N compute hosts (64
+vCPU at ratio 4, 256 GiB, 4 TB), each a placement provider; ten zone
+aggregates (every host in one); the other aggregates with metadata every
+aggregate filter reads (ssd, filter_tenant_id, instance_type,
+max_instances_per_host, weight multipliers), each host in two of them,
+mirrored into placement. Every filter and pre-filter of the issue is on.
+
+Measured, in this process with Corral's own placement in process (as the
+embedded and all-in-one deployments run it):
+- decision: what a boot decides (``engine.decide``, placement's candidates
+  only) for a flavor with aggregate_instance_extra_specs:ssd in one zone
+  (median, p95 of --decisions runs);
+- explain: ``services.explain``, every host's fate, stored (median of --explains runs);
+- boots: --concurrency clients booting --boots servers over HTTP (the stock
+  CLI's POST /servers, any zone) against gunicorn with --workers processes,
+  no broker (each build runs in the request after commit); ACTIVE servers/s,
+  and a check that no provider is allocated beyond its capacity.
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ALL_FILTERS = (
+    "ComputeFilter,ImagePropertiesFilter,AggregateInstanceExtraSpecsFilter,AggregateMultiTenancyIsolation,"
+    "AggregateImagePropertiesIsolation,AggregateIoOpsFilter,AggregateNumInstancesFilter,AggregateTypeAffinityFilter"
+)
+
+
+def run_one(args):
+    os.environ.update(
+        DATABASE_URL=args.database_url,
+        PLACEMENT_URL="",
+        AUTH_STRATEGY="noauth2",
+        ENABLED_FILTERS=ALL_FILTERS,
+        LIMIT_TENANTS_TO_PLACEMENT_AGGREGATE="true",
+        ENABLE_ISOLATED_AGGREGATE_FILTERING="true",
+        LOG_LEVEL="WARNING",
+        SERVICE_DOWN_TIME="86400",  # the hosts heartbeat once, when built
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.utils import timezone
+
+    from aggregates.flavors.models import Flavor, FlavorExtraSpec
+    from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
+    from aggregates.hosts.models import ComputeNode, Service
+    from aggregates.images.models import Image
+    from aggregates.mirroring.placement_client import client
+    from aggregates.scheduling import engine, services
+    from aggregates.servers.models import Server
+    from placement import models as pm
+    from placement.standards import sync_standard_names
+
+    call_command("migrate", verbosity=0)
+    sync_standard_names()
+    rng = random.Random(7)
+    n = args.hosts[0]
+    started = time.monotonic()
+    now = timezone.now()
+    services_rows = Service.objects.bulk_create(
+        [Service(host=f"cn{i:05d}", binary="nova-compute", last_seen_up=now) for i in range(n)]
+    )
+    nodes = ComputeNode.objects.bulk_create(
+        [
+            ComputeNode(service=s, host=s.host, hypervisor_hostname=s.host, vcpus=64, memory_mb=262144, local_gb=4000)
+            for s in services_rows
+        ]
+    )
+    providers = pm.ResourceProvider.objects.bulk_create(
+        [pm.ResourceProvider(uuid=str(node.uuid), name=node.hypervisor_hostname) for node in nodes]
+    )
+    pm.ResourceProvider.objects.update(root_id=models_f("id"))
+    classes = {rc.name: rc for rc in pm.ResourceClass.objects.filter(name__in=["VCPU", "MEMORY_MB", "DISK_GB"])}
+    pm.Inventory.objects.bulk_create(
+        [
+            pm.Inventory(resource_provider=rp, resource_class=classes[name], total=total, allocation_ratio=ratio)
+            for rp in providers
+            for name, total, ratio in (("VCPU", 64, 4.0), ("MEMORY_MB", 262144, 1.0), ("DISK_GB", 4000, 1.0))
+        ],
+        batch_size=5000,
+    )
+    aggregates = Aggregate.objects.bulk_create([Aggregate(name=f"agg{i:03d}") for i in range(args.aggregates)])
+    zones, others = aggregates[:10], aggregates[10:]
+    metadata = [AggregateMetadata(aggregate=a, key="availability_zone", value=f"az{i}") for i, a in enumerate(zones)]
+    for i, aggregate in enumerate(others):
+        metadata.append(AggregateMetadata(aggregate=aggregate, key="ssd", value="true" if i % 2 else "false"))
+        if i % 10 == 0:
+            metadata.append(AggregateMetadata(aggregate=aggregate, key="filter_tenant_id", value=f"tenant{i}"))
+        if i % 7 == 0:
+            metadata.append(AggregateMetadata(aggregate=aggregate, key="max_instances_per_host", value="40"))
+        if i % 5 == 0:
+            metadata.append(AggregateMetadata(aggregate=aggregate, key="ram_weight_multiplier", value="2.0"))
+        if i % 13 == 0:
+            metadata.append(AggregateMetadata(aggregate=aggregate, key="instance_type", value="m1.small,ssd.large"))
+    AggregateMetadata.objects.bulk_create(metadata)
+    placement_aggregates = {a.id: pm.PlacementAggregate.objects.create(uuid=str(a.uuid)) for a in aggregates}
+    members = []
+    for index, node in enumerate(nodes):
+        members.append((zones[index % len(zones)], node))
+        for aggregate in rng.sample(others, 2):
+            members.append((aggregate, node))
+    AggregateHost.objects.bulk_create([AggregateHost(aggregate=a, host=node.host) for a, node in members], 5000)
+    by_uuid = {rp.uuid: rp for rp in providers}
+    pm.ResourceProviderAggregate.objects.bulk_create(
+        [
+            pm.ResourceProviderAggregate(
+                resource_provider=by_uuid[str(node.uuid)], aggregate=placement_aggregates[a.id]
+            )
+            for a, node in members
+        ],
+        batch_size=5000,
+    )
+    flavor = Flavor.objects.create(flavorid="ssd.large", name="ssd.large", vcpus=2, memory_mb=4096, root_gb=20)
+    FlavorExtraSpec.objects.create(flavor=flavor, key="aggregate_instance_extra_specs:ssd", value="true")
+    built = time.monotonic() - started
+
+    spec = services.request_spec_for(flavor, None, "tenant-x", "bench", availability_zone="az3")
+    placement = client()
+    engine.decide(spec, placement, full=False)  # warm up
+    decisions = []
+    for _ in range(args.decisions):
+        t0 = time.perf_counter()
+        decision = engine.decide(spec, placement, full=False)  # what a boot decides
+        engine.pick_order(decision)
+        decisions.append(time.perf_counter() - t0)
+    explains = []
+    for _ in range(args.explains):
+        t0 = time.perf_counter()
+        services.explain(spec)
+        explains.append(time.perf_counter() - t0)
+
+    image = Image.objects.create(
+        name="cirros", status=Image.ACTIVE, visibility=Image.PUBLIC, disk_format="qcow2", container_format="bare"
+    )
+    boot_seconds, statuses = http_boots(args, flavor, image)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT count(*) FROM (
+              SELECT a.resource_provider_id, a.resource_class_id, sum(a.used) AS used,
+                     max((i.total - i.reserved) * i.allocation_ratio) AS capacity
+              FROM placement_allocation a JOIN placement_inventory i
+                ON i.resource_provider_id = a.resource_provider_id AND i.resource_class_id = a.resource_class_id
+              GROUP BY a.resource_provider_id, a.resource_class_id) t
+            WHERE used > capacity
+            """
+        )
+        overcommitted = cursor.fetchone()[0]
+
+    def ms(values):
+        values = sorted(values)
+        return {
+            "median_ms": round(statistics.median(values) * 1000, 1),
+            "p95_ms": round(values[int(len(values) * 0.95) - 1 if len(values) > 1 else 0] * 1000, 1),
+        }
+
+    return {
+        "hosts": n,
+        "aggregates": args.aggregates,
+        "build_seconds": round(built, 1),
+        "candidates": decision.candidates,
+        "decision": ms(decisions),
+        "explain": ms(explains),
+        "boots": {
+            "servers": args.boots,
+            "concurrency": args.concurrency,
+            "workers": args.workers,
+            "answers": statuses,
+            "active": Server.objects.filter(vm_state=Server.ACTIVE).count(),
+            "error": Server.objects.filter(vm_state=Server.ERROR).count(),
+            "servers_per_second": round(Server.objects.filter(vm_state=Server.ACTIVE).count() / boot_seconds, 1),
+            "overcommitted_provider_classes": overcommitted,
+        },
+        "load_average": os.getloadavg(),
+    }
+
+
+def http_boots(args, flavor, image):
+    """Boot --boots servers over HTTP, --concurrency at a time, against
+    gunicorn with --workers processes on this database (the stock CLI's
+    body, any zone); returns (seconds, answers by status)."""
+    import requests
+
+    port = 28311
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings", CELERY_BROKER_URL="")
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "config.wsgi",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            str(args.workers),
+            "--timeout",
+            "600",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
+    url = f"http://127.0.0.1:{port}/compute/v2.1/servers"
+    headers = {"X-Auth-Token": "admin", "OpenStack-API-Version": "compute 2.100"}
+    try:
+        for _ in range(100):
+            try:
+                requests.get(f"http://127.0.0.1:{port}/compute/v2.1/", timeout=10)
+                break
+            except requests.RequestException:
+                time.sleep(0.2)
+        body = {
+            "server": {
+                "name": "bench",
+                "imageRef": str(image.id),
+                "flavorRef": flavor.flavorid,
+                "min_count": 1,
+                "max_count": 1,
+                "networks": "none",
+                "block_device_mapping_v2": [
+                    {
+                        "uuid": str(image.id),
+                        "boot_index": 0,
+                        "source_type": "image",
+                        "destination_type": "local",
+                        "delete_on_termination": True,
+                    }
+                ],
+            }
+        }
+        statuses: dict[int, int] = {}
+        lock = threading.Lock()
+        remaining = [args.boots]
+
+        def client_loop():
+            session = requests.Session()
+            while True:
+                with lock:
+                    if remaining[0] <= 0:
+                        return
+                    remaining[0] -= 1
+                status = session.post(url, json=body, headers=headers, timeout=600).status_code
+                with lock:
+                    statuses[status] = statuses.get(status, 0) + 1
+
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=client_loop) for _ in range(args.concurrency)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return time.perf_counter() - t0, statuses
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def models_f(name):
+    from django.db.models import F
+
+    return F(name)
+
+
+def recreate(database_url):
+    name = database_url.rsplit("/", 1)[1]
+    if name in ("test", "test_test", "postgres"):
+        raise SystemExit(f"refusing to drop database {name}")
+    server = database_url.rsplit("/", 1)[0] + "/postgres"
+    subprocess.run(["psql", server, "-qc", f"DROP DATABASE IF EXISTS {name}"], check=True)
+    subprocess.run(["psql", server, "-qc", f"CREATE DATABASE {name}"], check=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hosts", type=int, nargs="+", default=[500, 5000])
+    parser.add_argument("--aggregates", type=int, default=200)
+    parser.add_argument("--decisions", type=int, default=30)
+    parser.add_argument("--explains", type=int, default=5)
+    parser.add_argument("--boots", type=int, default=400)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers serving the boots")
+    parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/corral_sched_bench")
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(run_one(args)))
+        return
+    results = []
+    for hosts in args.hosts:
+        recreate(args.database_url)
+        command = [sys.executable, __file__, "--one", "--hosts", str(hosts)]
+        for option in ("aggregates", "decisions", "explains", "boots", "concurrency", "workers"):
+            command += [f"--{option}", str(getattr(args, option))]
+        command += ["--database-url", args.database_url]
+        run = subprocess.run(command, capture_output=True, text=True)
+        if run.returncode:
+            raise SystemExit(f"the {hosts}-host run failed:\n{run.stderr[-3000:]}")
+        output = run.stdout
+        results.append(json.loads(output.strip().splitlines()[-1]))
+        print(json.dumps(results[-1]), flush=True)
+
+
+if __name__ == "__main__":
+    main()
