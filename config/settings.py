@@ -247,6 +247,11 @@ IMAGE_CACHE_HOST_TIMEOUT = float(os.environ.get("IMAGE_CACHE_HOST_TIMEOUT", "180
 # worker; the drain resumes it, up to IMAGE_CACHE_MAX_ATTEMPTS runs in all.
 IMAGE_CACHE_LEASE_SECONDS = float(os.environ.get("IMAGE_CACHE_LEASE_SECONDS", "60"))
 IMAGE_CACHE_MAX_ATTEMPTS = env_int("IMAGE_CACHE_MAX_ATTEMPTS", 3)
+# The secret Corral presents to host agents (the agent driver); the agents are
+# started with the same value (run_host_agent --secret, or this variable).
+AGENT_SHARED_SECRET = os.environ.get("AGENT_SHARED_SECRET", "")
+# Hosts whose cache listing the console asks at once (an image's "where it is cached").
+CACHE_LISTING_CONCURRENCY = max(1, env_int("CACHE_LISTING_CONCURRENCY", 8))
 
 # --- Scheduling (aggregates.scheduling) -----------------------------------------
 # Nova's option names, upper-cased, with Nova's defaults.

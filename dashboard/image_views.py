@@ -97,6 +97,7 @@ def image_detail(request, image_id):
         "tags": image_services.tags_of(image),
         "events": Event.objects.filter(object_type="image", object_id=str(image.id))[:20],
         "cached_on": precache_services.cached_hosts_of_image(str(image.id)),
+        "held_by": precache_services.hosts_holding_image(str(image.id)),
     }
     return page(request, context, "dashboard/images/detail.html")
 

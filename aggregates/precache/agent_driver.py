@@ -9,7 +9,6 @@ and the whole host an overall deadline, so a silent or dead agent makes that
 host ``error``, never a hang. The agent downloads the data itself from
 Corral's image API and checks each image's ``os_hash_value``."""
 
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -42,7 +41,7 @@ class AgentError(Exception):
 
 
 def shared_secret() -> str:
-    return getattr(settings, "AGENT_SHARED_SECRET", "") or os.environ.get("AGENT_SHARED_SECRET", "")
+    return str(settings.AGENT_SHARED_SECRET)
 
 
 def agent_url_of(host: str) -> str:

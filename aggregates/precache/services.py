@@ -19,7 +19,8 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -76,6 +77,48 @@ def get_job(job_uuid: str) -> ImageCacheJob:
     if job is None:
         raise NotFound(f"Image cache job {job_uuid} could not be found.")
     return job
+
+
+@dataclass
+class CacheListing:
+    """What the hosts' caches hold, as each host (its agent, or the
+    in-process driver) lists it: hosts holding the image, and hosts that
+    could not answer (with why)."""
+
+    holding: list[str] = field(default_factory=list)
+    unreachable: dict[str, str] = field(default_factory=dict)
+    asked: int = 0
+
+
+def hosts_holding_image(image_id: str) -> CacheListing:
+    """Ask every compute host's cache whether it holds ``image_id`` now
+    (CACHE_LISTING_CONCURRENCY at a time, each bounded by the driver's
+    timeouts), so the console shows what the hosts hold, not only what jobs
+    once did."""
+    try:
+        driver = drivers.load_driver()
+    except DriverUnavailable as exc:
+        return CacheListing(unreachable={"*": exc.message})
+    nodes: dict[str, ComputeNode] = {}
+    for node in ComputeNode.objects.filter(service__binary=Service.COMPUTE).order_by("host", "id"):
+        nodes.setdefault(node.host, node)
+    targets = [HostTarget(host=h, address=n.host_ip, agent_url=n.agent_url or "") for h, n in nodes.items()]
+    listing = CacheListing(asked=len(targets))
+
+    def ask(target: HostTarget) -> tuple[str, list[str] | None, str]:
+        try:
+            return target.host, driver.cached_images(target), ""
+        except Exception as exc:  # noqa: BLE001 - one silent host must not hide the others
+            return target.host, None, str(getattr(exc, "message", exc))
+
+    workers = max(1, min(settings.CACHE_LISTING_CONCURRENCY, len(targets) or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for host, images, problem in pool.map(ask, targets):
+            if images is None:
+                listing.unreachable[host] = problem
+            elif image_id in images:
+                listing.holding.append(host)
+    return listing
 
 
 def cached_hosts_of_image(image_id: str) -> list[dict[str, Any]]:

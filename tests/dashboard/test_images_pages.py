@@ -172,3 +172,19 @@ def test_delete_and_protected_images(admin_client, system, uploaded, django_capt
 def test_nav_links_to_images(admin_client):
     content = admin_client.get("/images/").content.decode()
     assert '<a href="/images/" class="active">Images</a>' in content
+
+
+def test_where_it_is_cached_asks_the_hosts_caches(admin_client, uploaded, settings, tmp_path, make_host):
+    """The hosts' own listings say which hold the image now (here the
+    in-process driver's directories); a host that cannot answer is named."""
+    settings.CACHE_DRIVER, settings.HOST_CACHE_DIR = "inprocess", tmp_path / "host-cache"
+    make_host("holder")
+    make_host("empty")
+    (tmp_path / "host-cache" / "holder").mkdir(parents=True)
+    (tmp_path / "host-cache" / "holder" / str(uploaded.id)).write_bytes(DATA)
+    page = admin_client.get(f"/images/{uploaded.id}/").content.decode()
+    assert "Held now by 1 of 2 hosts" in page and "/hosts/holder/" in page
+
+    settings.CACHE_DRIVER, settings.AGENT_SHARED_SECRET = "agent", ""  # the agents cannot be asked
+    page = admin_client.get(f"/images/{uploaded.id}/").content.decode()
+    assert "No host's cache lists this image now" in page and "AGENT_SHARED_SECRET" in page
