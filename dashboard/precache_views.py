@@ -170,12 +170,19 @@ def job_list(request):
     return page(request, context, "dashboard/precache/jobs.html")
 
 
+def _job_context(job_uuid):
+    """The job, and the names of its images (an image deleted since shows its id)."""
+    job = _job_or_404(job_uuid)
+    names = dict(Image.objects.filter(pk__in=job.image_ids).values_list("id", "name"))
+    return {"job": job, "image_names": {str(pk): name for pk, name in names.items() if name}}
+
+
 @console_view
 def job_detail(request, job_uuid):
-    return page(request, {"job": _job_or_404(job_uuid)}, "dashboard/precache/job.html")
+    return page(request, _job_context(job_uuid), "dashboard/precache/job.html")
 
 
 @console_view
 def job_progress(request, job_uuid):
     """The part of the job page that changes while it runs (polled by precache.js)."""
-    return page(request, {"job": _job_or_404(job_uuid)}, "dashboard/precache/_progress.html")
+    return page(request, _job_context(job_uuid), "dashboard/precache/_progress.html")

@@ -64,3 +64,9 @@ def usage_bar(used, total):
     percent = round(100 * used / total) if total else 0
     level = "bad" if percent >= 90 else ("warn" if percent >= 70 else "")
     return {"used": used, "total": total, "percent": min(percent, 100), "level": level}
+
+
+@register.filter
+def lookup(mapping, key):
+    """``mapping[key]`` (as a string), or "" when absent: for tables keyed by id."""
+    return (mapping or {}).get(str(key), "")

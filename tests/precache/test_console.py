@@ -57,6 +57,7 @@ def test_cache_form_starts_job_and_job_page_shows_it(admin_client, make_aggregat
     assert 'data-finished="1"' in fragment
     assert 'data-percent="100"' in fragment
     assert fragment.count(">cached<") == 2
+    assert fragment.count(">ubuntu</a>") == 2  # images by name, one row per host
     assert "<html" not in fragment
     listing = admin_client.get("/images/cache-jobs/").content.decode()
     assert str(job.uuid) in listing and "completed" in listing
