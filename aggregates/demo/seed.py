@@ -120,7 +120,6 @@ FLAVORS = [
     ("m1.large", "4", 8192, 4, 80, {}, True),
     ("m1.xlarge", "5", 16384, 8, 160, {}, True),
     ("ssd.medium", "ssd.medium", 4096, 2, 40, {"aggregate_instance_extra_specs:ssd": "true"}, True),
-    ("ssd.large", "ssd.large", 8192, 4, 80, {"aggregate_instance_extra_specs:ssd": "true"}, True),
     (
         "ssd.xlarge",
         "ssd.xlarge",

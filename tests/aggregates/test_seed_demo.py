@@ -24,7 +24,7 @@ def test_seed_builds_the_demo_cloud_and_a_second_run_changes_nothing(db):
     assert "Demo cloud ready" in out.getvalue()
     assert Service.objects.filter(binary="nova-compute").count() == len(demo.HOSTS) == 46
     assert Aggregate.objects.count() == len(demo.AGGREGATES)
-    assert Flavor.objects.count() == len(demo.FLAVORS) == 13
+    assert Flavor.objects.count() == len(demo.FLAVORS) == 12
     assert set(AggregateMetadata.objects.filter(key="availability_zone").values_list("value", flat=True)) == {
         "az1",
         "az2",
