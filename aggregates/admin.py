@@ -243,3 +243,59 @@ class ServerAdmin(ReadOnlyAdmin):
     list_display = ("name", "uuid", "vm_state", "task_state", "host", "node", "project_id", "created_at")
     list_filter = ("vm_state", "task_state")
     search_fields = ("name", "uuid", "host", "project_id", "reservation_id")
+
+
+@admin.register(models.ServerMigration)
+class ServerMigrationAdmin(ReadOnlyAdmin):
+    list_display = (
+        "id",
+        "uuid",
+        "server",
+        "migration_type",
+        "status",
+        "source_compute",
+        "dest_compute",
+        "decision",
+        "created_at",
+        "updated_at",
+    )
+    list_filter = ("migration_type", "status")
+    search_fields = ("uuid", "server__uuid", "source_compute", "dest_compute", "project_id")
+    raw_id_fields = ("server", "decision")
+
+
+class MaintenanceItemInline(admin.TabularInline):
+    model = models.MaintenanceItem
+    extra = 0
+    can_delete = False
+    readonly_fields = (
+        "server_uuid",
+        "name",
+        "source",
+        "target",
+        "status",
+        "migration_uuid",
+        "decision_uuid",
+        "message",
+    )
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(models.MaintenanceJob)
+class MaintenanceJobAdmin(ReadOnlyAdmin):
+    list_display = ("uuid", "host", "action", "status", "total", "done", "created_at", "finished_at")
+    list_filter = ("action", "status")
+    search_fields = ("host", "uuid")
+    inlines = [MaintenanceItemInline]
+
+
+@admin.register(models.MaintenanceItem)
+class MaintenanceItemAdmin(ReadOnlyAdmin):
+    list_display = ("job", "server_uuid", "name", "source", "target", "status")
+    list_filter = ("status",)
+    search_fields = ("server_uuid", "name", "source", "target")

@@ -9,12 +9,14 @@ from aggregates.host_aggregates.models import Aggregate, AggregateHost, Aggregat
 from aggregates.hosts.models import ComputeNode, Service  # noqa: F401
 from aggregates.identity.models import Project, RoleAssignment, Token  # noqa: F401
 from aggregates.images.models import Image, ImageProperty, ImageTag  # noqa: F401
+from aggregates.maintenance.models import MaintenanceItem, MaintenanceJob  # noqa: F401
 from aggregates.mirroring.models import (  # noqa: F401
     OutboxRow,
     PlacementMirrorRequest,
     ProviderSyncRequest,
     ReconciliationRun,
 )
+from aggregates.moves.models import ServerMigration  # noqa: F401
 from aggregates.precache.models import ImageCacheHost, ImageCacheJob, ImageCacheResult  # noqa: F401
 from aggregates.scheduling.models import SchedulingDecision  # noqa: F401
 from aggregates.servers.models import Server  # noqa: F401

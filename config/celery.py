@@ -7,7 +7,13 @@ from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-TASK_MODULES = ("aggregates.mirroring.tasks", "aggregates.precache.tasks", "aggregates.servers.tasks")
+TASK_MODULES = (
+    "aggregates.mirroring.tasks",
+    "aggregates.precache.tasks",
+    "aggregates.servers.tasks",
+    "aggregates.moves.tasks",
+    "aggregates.maintenance.tasks",
+)
 
 app = Celery("corral")
 app.config_from_object("django.conf:settings", namespace="CELERY")

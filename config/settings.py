@@ -281,3 +281,23 @@ NUM_INSTANCES_WEIGHT_MULTIPLIER = float(os.environ.get("NUM_INSTANCES_WEIGHT_MUL
 # [DEFAULT] default_schedule_zone: the zone of a server created without one
 # (empty: none, the server may go anywhere and stays free to move).
 DEFAULT_SCHEDULE_ZONE = os.environ.get("DEFAULT_SCHEDULE_ZONE", "")
+
+# --- Server moves (aggregates.moves) ---------------------------------------------
+# Nova's [DEFAULT] resize_confirm_window: a cold migration left in VERIFY_RESIZE
+# this many seconds is confirmed by corral.moves.confirm_resizes (0: never).
+RESIZE_CONFIRM_WINDOW = max(0, env_int("RESIZE_CONFIRM_WINDOW", 0))
+
+# --- Host maintenance (aggregates.maintenance) ------------------------------------
+# Servers a maintenance job moves at the same time (one at a time on SQLite).
+MAINTENANCE_CONCURRENCY = max(1, env_int("MAINTENANCE_CONCURRENCY", 4))
+# The job runner's heartbeat: a running job whose lease is this old lost its
+# worker; the drain resumes it, up to MAINTENANCE_MAX_ATTEMPTS runs in all.
+MAINTENANCE_LEASE_SECONDS = float(os.environ.get("MAINTENANCE_LEASE_SECONDS", "60"))
+MAINTENANCE_MAX_ATTEMPTS = env_int("MAINTENANCE_MAX_ATTEMPTS", 3)
+# Seconds a maintenance job waits before each move (a slow hypervisor, for demos and fault tests).
+MAINTENANCE_SIMULATED_DELAY = float(os.environ.get("MAINTENANCE_SIMULATED_DELAY", "0"))
+# Nova's [DEFAULT] enable_new_services: when false a newly registering host's
+# compute service comes up disabled ("New service disabled due to config option.").
+ENABLE_NEW_SERVICES = env_bool("ENABLE_NEW_SERVICES", True)
+# Corral's: a host disabled that way is enabled when it joins its first aggregate.
+ENABLE_HOSTS_ON_AGGREGATE_JOIN = env_bool("ENABLE_HOSTS_ON_AGGREGATE_JOIN", False)

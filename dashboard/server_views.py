@@ -18,21 +18,13 @@ from aggregates.errors import ServiceError
 from aggregates.identity import services as identity
 from aggregates.images.models import Image
 from aggregates.servers import services
-from aggregates.servers.models import Server
+from aggregates.servers.models import Server, status_of, status_q
 
 from .console import caller_of, console_view, form_error, page, paginate
 from .forms import ApiCheckedForm, text_field
 from .scheduling_views import flavor_choices, image_choices, project_choices, zone_choices
 
-# Nova's status of a server, from its vm_state.
-STATUS_OF = {
-    Server.BUILDING: "BUILD",
-    Server.ACTIVE: "ACTIVE",
-    Server.ERROR: "ERROR",
-    Server.DELETED: "DELETED",
-}
-VM_STATE_OF = {status: vm_state for vm_state, status in STATUS_OF.items()}
-STATUSES = ["ACTIVE", "BUILD", "ERROR", "DELETED"]
+STATUSES = ["ACTIVE", "BUILD", "MIGRATING", "VERIFY_RESIZE", "SHUTOFF", "ERROR", "DELETED"]
 SORTS = {
     "name": ("name", "id"),
     "status": ("vm_state", "name"),
@@ -50,10 +42,6 @@ FORM_FIELD_OF = {
 }
 
 
-def status_of(server):
-    return STATUS_OF.get(server.vm_state, server.vm_state.upper())
-
-
 def _decorate(servers, projects):
     for server in servers:
         server.status = status_of(server)
@@ -68,11 +56,12 @@ def server_list(request):
     newest first; deleted ones only when asked for by status."""
     rows = Server.objects.select_related("decision")
     status = request.GET.get("status", "").upper()
-    if status in VM_STATE_OF:
-        rows = rows.filter(vm_state=VM_STATE_OF[status])
+    condition = status_q(status) if status in STATUSES else None
+    if condition is not None:
+        rows = rows.filter(condition)
     else:
         status = ""
-        rows = rows.exclude(vm_state=Server.DELETED)
+        rows = rows.exclude(vm_state=Server.DELETED).filter(deleted_at__isnull=True)
     for param, lookup in (("host", "host"), ("project", "project_id"), ("reservation", "reservation_id")):
         value = request.GET.get(param, "").strip()
         if value:

@@ -6,6 +6,8 @@ from django.urls import path, re_path
 from aggregates.flavors import api as flavors
 from aggregates.host_aggregates import api as aggregates
 from aggregates.hosts.api import hypervisors, os_services, registrations
+from aggregates.maintenance import api as maintenance
+from aggregates.moves import api as moves
 from aggregates.precache import api as precache
 from aggregates.scheduling import api as scheduling
 from aggregates.servers import api as servers
@@ -57,10 +59,21 @@ urlpatterns = [
     path("os-hypervisors/<str:pattern>/search", hypervisors.HypervisorSearchView.as_view()),
     path("os-hypervisors/<str:pattern>/servers", hypervisors.HypervisorServersView.as_view()),
     path("os-host-registrations", registrations.HostRegistrationView.as_view()),
+    # host maintenance and capacity headroom (Corral's own), Nova's legacy os-hosts update
+    path("os-hosts/<str:host>/maintenance", maintenance.HostMaintenanceView.as_view()),
+    path("os-hosts/<str:host>", maintenance.HostView.as_view()),
+    path("os-maintenance-jobs", maintenance.MaintenanceJobListView.as_view()),
+    path("os-maintenance-jobs/<str:job_id>", maintenance.MaintenanceJobView.as_view()),
+    path("os-capacity-headroom", maintenance.CapacityHeadroomView.as_view()),
     # servers
     path("servers", servers.ServerListView.as_view()),
     path("servers/detail", servers.ServerDetailListView.as_view()),
     path("servers/<str:server_id>", servers.ServerView.as_view()),
+    path("servers/<str:server_id>/action", servers.ServerActionView.as_view()),
+    # server moves: migrations
+    path("os-migrations", moves.MigrationListView.as_view()),
+    path("servers/<str:server_id>/migrations", moves.ServerMigrationListView.as_view()),
+    path("servers/<str:server_id>/migrations/<str:migration_id>", moves.ServerMigrationView.as_view()),
     # scheduling explanations (Corral's own)
     path("os-scheduler-explain", scheduling.SchedulerExplainView.as_view()),
     path("os-scheduler-explain/<str:decision_id>", scheduling.SchedulingDecisionView.as_view()),

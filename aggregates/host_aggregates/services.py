@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
@@ -25,6 +26,11 @@ from aggregates.identity.caller import Caller
 from aggregates.mirroring import outbox
 from aggregates.mirroring.models import PlacementMirrorRequest
 from aggregates.zones.services import AZ_KEY
+
+# Nova's disabled_reason of a service registered while enable_new_services is
+# false (ENABLE_NEW_SERVICES); with ENABLE_HOSTS_ON_AGGREGATE_JOIN such a host
+# is enabled when it joins its first aggregate.
+NEW_SERVICE_DISABLED_REASON = "New service disabled due to config option."
 
 # --- reading ---------------------------------------------------------------
 
@@ -401,7 +407,39 @@ def add_host(caller: Caller, aggregate_id: int, host: str) -> Aggregate:
             _touch(aggregate)
             aggregate = get_aggregate(aggregate_id)
             _record(caller, "aggregate.add_host.end", aggregate)
+            _enable_on_first_join(caller, host)
     return aggregate
+
+
+def _enable_on_first_join(caller: Caller, host: str) -> None:
+    """With ENABLE_HOSTS_ON_AGGREGATE_JOIN: a host that came up disabled
+    because of ENABLE_NEW_SERVICES is enabled when it joins its first
+    aggregate (a host disabled for any other reason stays as it is)."""
+    if not settings.ENABLE_HOSTS_ON_AGGREGATE_JOIN or AggregateHost.objects.filter(host=host).count() != 1:
+        return
+    service = Service.objects.select_for_update().filter(host=host, binary=Service.COMPUTE).first()
+    if service is None or not service.disabled or service.disabled_reason != NEW_SERVICE_DISABLED_REASON:
+        return
+    service.disabled, service.disabled_reason, service.updated_at = False, None, timezone.now()
+    service.save(update_fields=["disabled", "disabled_reason", "updated_at"])
+    events.record(
+        caller,
+        "service.update",
+        object_type="service",
+        object_id=service.id,
+        object_uuid=service.uuid,
+        payload={
+            "uuid": str(service.uuid),
+            "host": service.host,
+            "binary": service.binary,
+            "disabled": False,
+            "disabled_reason": None,
+            "forced_down": service.forced_down,
+            "enabled_because": "the host joined its first aggregate (ENABLE_HOSTS_ON_AGGREGATE_JOIN)",
+        },
+    )
+    for compute_node in service.compute_nodes.order_by("id"):
+        outbox.record_provider_sync(compute_node)
 
 
 def remove_host(caller: Caller, aggregate_id: int, host: str) -> Aggregate:

@@ -5,6 +5,7 @@ import uuid
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
@@ -133,10 +134,13 @@ def _register(caller: Caller, host: str, node: str, reported: dict[str, Any]) ->
             f"delete the compute service of {owner.host} first, or register under another node name.",
             field="node",
         )
+    defaults: dict[str, Any] = {"topic": "compute", "created_at": now}
+    if not settings.ENABLE_NEW_SERVICES:  # Nova's enable_new_services
+        defaults.update(disabled=True, disabled_reason=aggregate_services.NEW_SERVICE_DISABLED_REASON)
     service, service_created = Service.objects.select_for_update().get_or_create(
         host=host,
         binary=Service.COMPUTE,
-        defaults={"topic": "compute", "created_at": now},
+        defaults=defaults,
     )
     service.last_seen_up = now
     service.report_count += 1

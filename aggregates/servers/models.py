@@ -4,6 +4,7 @@ its placement allocation holds on its node's resource provider."""
 import uuid
 
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 
@@ -60,3 +61,46 @@ class Server(models.Model):
 
     def __str__(self):
         return f"{self.name} ({self.uuid})"
+
+
+# Nova's status of a server (its _STATE_MAP): vm_state -> task_state -> status
+# ("default" when the task is none of the listed ones), for the states Corral has.
+_RESIZING = dict.fromkeys(("resize_prep", "resize_migrating", "resize_migrated", "resize_finish"), "RESIZE")
+_REBUILDING = dict.fromkeys(("rebuilding", "rebuild_block_device_mapping", "rebuild_spawning"), "REBUILD")
+STATE_MAP: dict[str, dict[str, str]] = {
+    Server.ACTIVE: {"default": "ACTIVE", "migrating": "MIGRATING", **_RESIZING, **_REBUILDING},
+    Server.BUILDING: {"default": "BUILD"},
+    "stopped": {"default": "SHUTOFF", **_RESIZING, **_REBUILDING},
+    "resized": {"default": "VERIFY_RESIZE", "resize_reverting": "REVERT_RESIZE"},
+    "paused": {"default": "PAUSED", "migrating": "MIGRATING"},
+    Server.ERROR: {"default": "ERROR", **_REBUILDING},
+    Server.DELETED: {"default": "DELETED"},
+}
+
+
+def status_of(server: Server) -> str:
+    """Nova's status of ``server`` from its vm_state and task_state."""
+    if server.deleted_at is not None:
+        return "DELETED"
+    tasks = STATE_MAP.get(server.vm_state, {"default": "UNKNOWN"})
+    return tasks.get(server.task_state or "", tasks["default"])
+
+
+def status_q(status: str) -> Q | None:
+    """The servers ``status_of`` shows as ``status`` (any case), in SQL;
+    None when no state Corral has gives that status."""
+    status = status.upper()
+    if status == "DELETED":
+        return Q(deleted_at__isnull=False) | Q(vm_state=Server.DELETED)
+    condition, found = Q(pk__in=[]), False
+    for vm_state, tasks in STATE_MAP.items():
+        listed = [task for task in tasks if task != "default"]
+        for task, shown in tasks.items():
+            if shown != status:
+                continue
+            found = True
+            if task == "default":
+                condition |= Q(vm_state=vm_state) & (Q(task_state__isnull=True) | ~Q(task_state__in=listed))
+            else:
+                condition |= Q(vm_state=vm_state, task_state=task)
+    return condition & Q(deleted_at__isnull=True) if found else None

@@ -6,18 +6,10 @@ from urllib.parse import urlencode
 
 from aggregates.compute_api.base import isotime, public_base
 from aggregates.servers import services as service
-from aggregates.servers.models import Server
+from aggregates.servers.models import status_of
 
 PROGRESS_STATUSES = ("ACTIVE", "BUILD", "REBUILD", "RESIZE", "VERIFY_RESIZE", "MIGRATING")
 FAULT_STATUSES = ("ERROR", "DELETED")
-_STATUS = {Server.ACTIVE: "ACTIVE", Server.BUILDING: "BUILD", Server.ERROR: "ERROR", Server.DELETED: "DELETED"}
-
-
-def status_of(server):
-    """Nova's status from vm_state and task_state (the states Corral has)."""
-    if server.deleted_at is not None:
-        return "DELETED"
-    return _STATUS.get(server.vm_state, "UNKNOWN")
 
 
 def nova_time(value):

@@ -15,6 +15,7 @@ Rules kept here:
 """
 
 import logging
+import operator
 import random
 import re
 import string
@@ -22,6 +23,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import reduce
 from typing import Any
 
 from celery import current_app
@@ -40,7 +42,7 @@ from aggregates.images.models import Image
 from aggregates.mirroring.placement_client import PlacementError
 from aggregates.scheduling import boot_request
 from aggregates.scheduling import services as scheduling
-from aggregates.servers.models import Server
+from aggregates.servers.models import Server, status_q
 from aggregates.value_schemas import MAX_INT
 
 log = logging.getLogger(__name__)
@@ -99,14 +101,8 @@ def get_server(caller: Caller, server_uuid: str) -> Server:
     return server
 
 
-# Nova's status -> (vm_state, task_state) for the states Corral has; the other
-# statuses Nova knows select nothing here.
-_STATUS_VM_STATES = {
-    "ACTIVE": Server.ACTIVE,
-    "BUILD": Server.BUILDING,
-    "ERROR": Server.ERROR,
-    "DELETED": Server.DELETED,
-}
+# Every status Nova knows: a filter on another is a 400; one no state of
+# Corral's gives (models.status_q is None) selects nothing.
 KNOWN_STATUSES = frozenset(
     {
         "ACTIVE",
@@ -173,20 +169,20 @@ def list_servers(caller: Caller, query: ServerQuery, max_limit: int = 1000) -> l
             servers = servers.filter(project_id=query.project_id)
     else:
         servers = servers.filter(project_id=caller.project_id)
-    vm_states = set()
+    conditions = []
     for status in query.statuses:
-        upper = status.upper()
-        if upper not in KNOWN_STATUSES:
+        if status.upper() not in KNOWN_STATUSES:
             raise Invalid("Invalid status value", field="status")
-        if upper in _STATUS_VM_STATES:
-            vm_states.add(_STATUS_VM_STATES[upper])
-    if query.statuses and not vm_states:
+        condition = status_q(status)
+        if condition is not None:
+            conditions.append(condition)
+    if query.statuses and not conditions:
         return []
-    want_deleted = Server.DELETED in vm_states or bool(query.deleted)
+    want_deleted = "DELETED" in {status.upper() for status in query.statuses} or bool(query.deleted)
     if want_deleted and not sees_all_servers(caller):
         raise Forbidden("Only administrators may list deleted instances")
-    if vm_states:
-        servers = servers.filter(vm_state__in=vm_states)
+    if conditions:
+        servers = servers.filter(reduce(operator.or_, conditions))
     if query.deleted:
         servers = servers.filter(vm_state=Server.DELETED)
     elif not want_deleted and query.changes_since is None and query.changes_before is None:

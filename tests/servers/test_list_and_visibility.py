@@ -138,3 +138,26 @@ def test_paging_with_limit_and_marker(cloud, admin_api):
     message = fault(admin_api.get("/servers?marker=nope", version=V), 400, "badRequest")
     assert message == "marker [nope] not found"
     fault(admin_api.get("/servers?limit=x", version=V), 400, "badRequest")
+
+
+def test_status_filters_follow_novas_state_map(cloud, admin_api, admin_client):
+    """MIGRATING, VERIFY_RESIZE and SHUTOFF select by vm_state and task
+    state, the way each server's status is shown (API and console alike)."""
+    from aggregates.servers.models import Server
+
+    cloud.host("h1")
+    flavor, image = cloud.flavor(), cloud.image()
+    ids = {name: boot(admin_api, flavor, image, name) for name in ("moving", "resized", "off", "plain")}
+    Server.objects.filter(uuid=ids["moving"]).update(task_state="migrating")
+    Server.objects.filter(uuid=ids["resized"]).update(vm_state="resized")
+    Server.objects.filter(uuid=ids["off"]).update(vm_state="stopped")
+    for status, name in (
+        ("MIGRATING", "moving"),
+        ("VERIFY_RESIZE", "resized"),
+        ("SHUTOFF", "off"),
+        ("ACTIVE", "plain"),
+    ):
+        listed = admin_api.get(f"/servers/detail?status={status}", version=V).json()["servers"]
+        assert [(s["name"], s["status"]) for s in listed] == [(name, status)], status
+        page = admin_client.get(f"/servers/?status={status}").content.decode()
+        assert f">{name}<" in page and all(f">{other}<" not in page for other in ids if other != name), status

@@ -1,0 +1,104 @@
+"""Response bodies of the maintenance routes and of capacity headroom."""
+
+from aggregates.compute_api.base import isotime
+
+
+def item(row):
+    return {
+        "id": str(row.server_uuid),
+        "name": row.name,
+        "source": row.source,
+        "target": row.target,
+        "status": row.status,
+        "explanation": row.message or None,
+        "migration_id": row.migration_uuid or None,
+        "decision_id": row.decision_uuid or None,
+    }
+
+
+def job(row, with_servers=True):
+    body = {
+        "id": str(row.uuid),
+        "host": row.host,
+        "action": row.action,
+        "status": row.status,
+        "reason": row.reason or None,
+        "strategy": row.strategy,
+        "prefer_aggregate_peers": row.prefer_aggregate_peers,
+        "rebalance": row.rebalance,
+        "error": row.error or None,
+        "created_at": isotime(row.created_at),
+        "started_at": isotime(row.started_at),
+        "finished_at": isotime(row.finished_at),
+        "total": row.total,
+        "done": row.done,
+        "percent": row.percent,
+    }
+    if with_servers:
+        body["servers"] = [item(i) for i in row.items.all()]
+    return body
+
+
+def job_body(row):
+    return {"job": job(row)}
+
+
+def job_list_body(rows):
+    return {"jobs": [job(row) for row in rows]}
+
+
+def planned(move):
+    return {
+        "id": move.server_uuid,
+        "name": move.name,
+        "source": move.source,
+        "flavor": move.flavor,
+        "resources": dict(move.resources),
+        "target": move.target,
+        "status": "would_move" if move.target else "would_stay",
+        "explanation": move.reason or None,
+        "rejected_by": dict(move.rejected_by),
+    }
+
+
+def plan_body(plan):
+    return {
+        "plan": {
+            "host": plan.host,
+            "action": plan.action,
+            "strategy": plan.strategy,
+            "dry_run": True,
+            "total": len(plan.servers),
+            "movable": plan.movable,
+            "servers": [planned(move) for move in plan.servers],
+        }
+    }
+
+
+def _number(value):
+    return int(value) if float(value).is_integer() else round(value, 3)
+
+
+def headroom_body(headroom):
+    return {
+        "headroom": {
+            "scope": headroom.scope,
+            "name": headroom.name,
+            "aggregate_id": headroom.aggregate_id,
+            "hosts": len(headroom.hosts),
+            "lost_hosts": list(headroom.lost_hosts),
+            "servers": headroom.servers,
+            "fits": headroom.fits,
+            "resources": {
+                figure.resource_class: {
+                    "capacity": _number(figure.capacity),
+                    "used": _number(figure.used),
+                    "free_after": _number(figure.free_after),
+                    "lost_capacity": _number(figure.lost_capacity),
+                    "moved": _number(figure.moved),
+                }
+                for figure in headroom.resources
+            },
+            "stranded": [planned(move) for move in headroom.stranded],
+        }
+    }

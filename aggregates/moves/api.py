@@ -1,0 +1,168 @@
+"""Server moves in Nova's shapes: the os-migrateLive, migrate, evacuate and
+confirmResize server actions (dispatched by /servers/{id}/action), GET
+/os-migrations and GET /servers/{id}/migrations[/{id}]."""
+
+import secrets
+import string
+from datetime import UTC
+
+from django.utils.dateparse import parse_datetime
+from rest_framework.response import Response
+
+from aggregates.compute_api.auth import caller_of, enforce
+from aggregates.compute_api.base import ComputeAPIView
+from aggregates.compute_api.errors import ApiError
+from aggregates.compute_api.query import MAX_LIMIT, query_params
+from aggregates.compute_api.validation import validate
+from aggregates.moves import schemas, serializers
+from aggregates.moves import services as service
+from aggregates.servers import services as server_services
+from aggregates.value_schemas import to_bool
+
+# --- server actions -----------------------------------------------------------------
+
+
+def migrate_live(request, server_id, body):
+    version = request.version
+    arguments = validate(body, schemas.migrate_live(version))["os-migrateLive"]
+    host = arguments["host"] or None
+    force = None
+    if version >= (2, 30):
+        force = to_bool(arguments.get("force", False))
+    block_migration = arguments["block_migration"]
+    if version >= (2, 25) and block_migration == "auto":
+        block_migration = None
+    else:
+        block_migration = to_bool(block_migration)
+    service.live_migrate(
+        caller_of(request),
+        server_id,
+        host=host,
+        block_migration=block_migration,
+        force=force,
+        synchronous_checks=version < (2, 34),
+    )
+    return Response(status=202)
+
+
+def migrate(request, server_id, body):
+    version = request.version
+    schema = schemas.migrate(version)
+    if schema is not None:
+        validate(body, schema)
+    host = None
+    if version >= (2, 56) and body["migrate"] is not None:
+        host = body["migrate"].get("host")
+    service.cold_migrate(caller_of(request), server_id, host=host)
+    return Response(status=202)
+
+
+def _password():
+    alphabet = string.ascii_letters + string.digits
+    return "".join(secrets.choice(alphabet) for _ in range(12))
+
+
+def evacuate(request, server_id, body):
+    version = request.version
+    arguments = validate(body, schemas.evacuate(version))["evacuate"]
+    caller = caller_of(request)
+    host = arguments.get("host")
+    force = to_bool(arguments.get("force", False)) if version >= (2, 29) else None
+    password = None
+    if version < (2, 14):
+        on_shared_storage = to_bool(arguments["onSharedStorage"])
+        if "adminPass" in arguments:
+            server_services.get_server(caller, server_id)
+            enforce(request, "os_compute_api:os-evacuate")
+            if on_shared_storage:
+                raise ApiError(400, "admin password can't be changed on existing disk")
+            password = arguments["adminPass"]
+        elif not on_shared_storage:
+            password = _password()
+    target_state = service.STOPPED if version >= (2, 95) else None
+    service.evacuate(caller, server_id, host=host, force=force, target_state=target_state)
+    if version < (2, 14):
+        return Response({"adminPass": password}, status=200)
+    return Response(status=200)
+
+
+def confirm_resize(request, server_id, body):
+    validate(body, schemas.CONFIRM_RESIZE)
+    service.confirm_resize(caller_of(request), server_id)
+    return Response(status=204)
+
+
+# The server actions of moves, by the body's key (servers.api dispatches them).
+ACTIONS = {
+    "os-migrateLive": migrate_live,
+    "migrate": migrate,
+    "evacuate": evacuate,
+    "confirmResize": confirm_resize,
+}
+
+
+# --- migrations ---------------------------------------------------------------------
+
+
+def _time(name, value):
+    parsed = parse_datetime(value) if value else None
+    if parsed is None:
+        message = f"Invalid input for query parameters {name}. Value: {value}. '{value}' is not a 'date-time'"
+        raise ApiError(400, message)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+class MigrationListView(ComputeAPIView):
+    def get(self, request):
+        version = request.version
+        params = query_params(request, schemas.migrations_query(version))
+        enforce(request, "os_compute_api:os-migrations:index")
+        query = service.MigrationQuery(
+            host=params.get("host"),
+            source_compute=params.get("source_compute"),
+            dest_compute=params.get("dest_compute"),
+            source_node=params.get("source_node"),
+            dest_node=params.get("dest_node"),
+            status=params.get("status"),
+            migration_type=params.get("migration_type"),
+            instance_uuid=params.get("instance_uuid"),
+            project_id=params.get("project_id"),
+            user_id=params.get("user_id"),
+        )
+        if version >= (2, 59):
+            query.newest_first = True
+            if "limit" in params:
+                query.limit = int(params["limit"])
+            query.marker = params.get("marker")
+            if "changes-since" in params:
+                query.changes_since = _time("changes-since", params["changes-since"])
+        if version >= (2, 66) and "changes-before" in params:
+            query.changes_before = _time("changes-before", params["changes-before"])
+            if query.changes_since and query.changes_before < query.changes_since:
+                raise ApiError(400, "The value of changes-since must be less than or equal to changes-before.")
+        if query.limit == 0:
+            return Response({"migrations": []})
+        migrations = service.list_migrations(caller_of(request), query, max_limit=MAX_LIMIT)
+        return Response(serializers.migration_list_body(request, migrations, query.limit, MAX_LIMIT))
+
+
+class ServerMigrationListView(ComputeAPIView):
+    min_version = (2, 23)
+
+    def get(self, request, server_id):
+        query_params(request, schemas.server_migrations_query(request.version))
+        migrations = service.in_progress_live_migrations(caller_of(request), server_id)
+        return Response({"migrations": [serializers.server_migration(request, item) for item in migrations]})
+
+
+class ServerMigrationView(ComputeAPIView):
+    min_version = (2, 23)
+
+    def get(self, request, server_id, migration_id):
+        query_params(request, schemas.server_migrations_query(request.version))
+        caller = caller_of(request)
+        if not migration_id.isdigit():
+            server_services.get_server(caller, server_id)
+            raise ApiError(404, f"In-progress live migration {migration_id} is not found for server {server_id}.")
+        migration = service.in_progress_live_migration(caller, server_id, int(migration_id))
+        return Response({"migration": serializers.server_migration(request, migration)})

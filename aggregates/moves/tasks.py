@@ -1,0 +1,21 @@
+"""Celery tasks of server moves: thin wrappers with explicit names that stay
+when code moves (beat schedules name them)."""
+
+from dataclasses import asdict
+from typing import Any
+
+from celery import shared_task
+
+from aggregates.moves import services
+
+
+@shared_task(name="corral.moves.run")
+def run(migration_pk: int) -> dict[str, Any]:
+    """Schedule one accepted move and record its outcome."""
+    return asdict(services.run_move(migration_pk))
+
+
+@shared_task(name="corral.moves.confirm_resizes")
+def confirm_resizes() -> int:
+    """Confirm cold migrations older than RESIZE_CONFIRM_WINDOW (periodic; 0 = never)."""
+    return services.confirm_resizes()
