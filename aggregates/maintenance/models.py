@@ -3,13 +3,12 @@ per server to move. The job's ``lease_expires_at`` is the runner's
 heartbeat: a job ``running`` with an expired lease lost its worker and is
 resumed by the drain (``corral.maintenance.drain``)."""
 
-import uuid
-
 from django.db import models
-from django.utils import timezone
+
+from aggregates.jobs.models import LongJob
 
 
-class MaintenanceJob(models.Model):
+class MaintenanceJob(LongJob):
     START = "start"
     STOP = "stop"
     ACTIONS = [(START, "start"), (STOP, "stop")]
@@ -17,55 +16,15 @@ class MaintenanceJob(models.Model):
     COLD = "cold"
     STRATEGIES = [(LIVE, "live"), (COLD, "cold")]
 
-    QUEUED = "queued"
-    RUNNING = "running"
-    COMPLETED = "completed"
-    COMPLETED_WITH_ERRORS = "completed_with_errors"
-    FAILED = "failed"
-    STATUSES = [
-        (QUEUED, "queued"),
-        (RUNNING, "running"),
-        (COMPLETED, "completed"),
-        (COMPLETED_WITH_ERRORS, "completed with errors"),
-        (FAILED, "failed"),
-    ]
-    FINISHED = (COMPLETED, COMPLETED_WITH_ERRORS, FAILED)
-
-    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     host = models.CharField(max_length=255, db_index=True)
     action = models.CharField(max_length=8, choices=ACTIONS)
-    status = models.CharField(max_length=32, choices=STATUSES, default=QUEUED, db_index=True)
     reason = models.CharField(max_length=255, blank=True, default="")
     strategy = models.CharField(max_length=8, choices=STRATEGIES, default=LIVE)
     prefer_aggregate_peers = models.BooleanField(default=True)
     rebalance = models.BooleanField(default=False)
-    error = models.TextField(blank=True, default="")
-    requested_by = models.CharField(max_length=255, blank=True, default="")
-    request_id = models.CharField(max_length=255, blank=True, default="")
-    total = models.IntegerField(default=0)
-    done = models.IntegerField(default=0)
-    attempts = models.IntegerField(default=0)
-    lease_expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
-    worker = models.CharField(max_length=255, blank=True, default="")
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
 
     def __str__(self):
         return f"maintenance {self.action} of {self.host} {self.uuid} ({self.status})"
-
-    @property
-    def percent(self) -> int:
-        if not self.total:
-            return 100 if self.status in self.FINISHED else 0
-        return int(self.done * 100 / self.total)
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in self.FINISHED
 
 
 class MaintenanceItem(models.Model):

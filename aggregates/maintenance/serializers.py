@@ -1,6 +1,6 @@
 """Response bodies of the maintenance routes and of capacity headroom."""
 
-from aggregates.compute_api.base import isotime
+from aggregates.jobs.serializers import progress
 
 
 def item(row):
@@ -21,18 +21,11 @@ def job(row, with_servers=True):
         "id": str(row.uuid),
         "host": row.host,
         "action": row.action,
-        "status": row.status,
         "reason": row.reason or None,
         "strategy": row.strategy,
         "prefer_aggregate_peers": row.prefer_aggregate_peers,
         "rebalance": row.rebalance,
-        "error": row.error or None,
-        "created_at": isotime(row.created_at),
-        "started_at": isotime(row.started_at),
-        "finished_at": isotime(row.finished_at),
-        "total": row.total,
-        "done": row.done,
-        "percent": row.percent,
+        **progress(row),
     }
     if with_servers:
         body["servers"] = [item(i) for i in row.items.all()]

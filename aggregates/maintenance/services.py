@@ -16,23 +16,18 @@ moves it: a resumed job first settles such items from where the server is
 from __future__ import annotations
 
 import logging
-import os
-import socket
-import threading
 import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
 
-from celery import current_app
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, QuerySet
 from django.utils import timezone
 
 from aggregates.audit import services as events
@@ -42,6 +37,7 @@ from aggregates.host_aggregates.models import Aggregate, AggregateHost, Aggregat
 from aggregates.hosts import services as host_services
 from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity.caller import Caller
+from aggregates.jobs import leases
 from aggregates.mirroring import applier
 from aggregates.mirroring.models import ProviderSyncRequest
 from aggregates.mirroring.placement_client import PlacementClient, PlacementError, client
@@ -594,32 +590,18 @@ def maintain(caller: Caller, host: str, action: str, **options: Any) -> Maintena
     raise Invalid(f"Invalid action {action!r}: choose start or stop.", field="action")
 
 
+KIND = leases.JobKind(
+    model=MaintenanceJob,
+    label="maintenance job",
+    run_task=RUN_TASK,
+    lease_setting="MAINTENANCE_LEASE_SECONDS",
+    max_attempts_setting="MAINTENANCE_MAX_ATTEMPTS",
+)
+
+
 def dispatch(job_pk: int) -> None:
-    """Run the job outside the request: a Celery worker when there is a
-    broker; without one (eager Celery) a thread of this process. If neither
-    can be reached the job stays queued for the drain."""
-    try:
-        if current_app.conf.task_always_eager:
-            threading.Thread(target=_run_in_thread, args=(job_pk,), name=f"maintenance-{job_pk}", daemon=True).start()
-        else:
-            current_app.send_task(RUN_TASK, args=[job_pk])
-    except Exception:  # the broker is down: the drain picks the job up
-        log.exception("could not start maintenance job %s; the drain will", job_pk)
-
-
-_last_eager_drain = [float("-inf")]
-
-
-def _run_in_thread(job_pk: int) -> None:
-    try:
-        run_job(job_pk)
-        if time.monotonic() - _last_eager_drain[0] >= settings.MAINTENANCE_LEASE_SECONDS:
-            _last_eager_drain[0] = time.monotonic()
-            drain_jobs()
-    except Exception:
-        log.exception("maintenance job %s failed", job_pk)
-    finally:
-        connection.close()
+    """Run the job outside the request (a worker, or a thread without a broker)."""
+    leases.dispatch(KIND, job_pk, run_job, drain_jobs)
 
 
 # --- the runner ------------------------------------------------------------------
@@ -651,32 +633,6 @@ def _record(job: MaintenanceJob, event_type: str, caller: Caller | None = None, 
         object_uuid=job.uuid,
         payload={**_payload(job), **extra},
     )
-
-
-def _worker_token() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-def _lease() -> timedelta:
-    return timedelta(seconds=settings.MAINTENANCE_LEASE_SECONDS)
-
-
-def _claim(job_pk: int, token: str) -> MaintenanceJob | None:
-    """Take the job (queued, or running with an expired lease) for this runner."""
-    now = timezone.now()
-    claimable = Q(status=MaintenanceJob.QUEUED) | Q(status=MaintenanceJob.RUNNING, lease_expires_at__lt=now)
-    claimed = (
-        MaintenanceJob.objects.filter(pk=job_pk)
-        .filter(claimable)
-        .update(
-            status=MaintenanceJob.RUNNING, worker=token, lease_expires_at=now + _lease(), attempts=F("attempts") + 1
-        )
-    )
-    return MaintenanceJob.objects.filter(pk=job_pk).first() if claimed else None
-
-
-class LeaseLost(Exception):
-    """Another runner took the job (ours stalled past its lease)."""
 
 
 @dataclass
@@ -768,12 +724,7 @@ class _Runner:
         if not force and time.monotonic() - self.renewed < settings.MAINTENANCE_LEASE_SECONDS / 4:
             return
         done = MaintenanceItem.objects.filter(job=self.job, status__in=MaintenanceItem.FINISHED).count()
-        kept = MaintenanceJob.objects.filter(pk=self.job.pk, worker=self.token, status=MaintenanceJob.RUNNING).update(
-            lease_expires_at=timezone.now() + _lease(), done=done
-        )
-        if not kept:
-            raise LeaseLost()
-        self.job.done = done
+        leases.renew(KIND, self.job, self.token, done)
         self.renewed = time.monotonic()
 
     def settle_interrupted(self) -> None:
@@ -846,10 +797,10 @@ class _Runner:
                     self.finish(running.pop(future), future.result())
                 try:
                     self.heartbeat()
-                except LeaseLost:
+                except leases.LeaseLost:
                     lost, more = True, False
         if lost:
-            raise LeaseLost()
+            raise leases.LeaseLost()
 
     def plan(self, items: list[MaintenanceItem]) -> dict[str, str]:
         """A drain's targets, planned at once (one scheduling decision per
@@ -885,18 +836,18 @@ class _Runner:
 def run_job(job_pk: int) -> MaintenanceJob | None:
     """Run (or resume) one job to its end; None when another runner holds it
     or it is finished."""
-    token = _worker_token()
-    job = _claim(job_pk, token)
+    token = leases.worker_token()
+    job = leases.claim(KIND, job_pk, token)
     if job is None:
         return None
-    if job.attempts > settings.MAINTENANCE_MAX_ATTEMPTS:
+    if job.attempts > KIND.max_attempts:
         return _fail(job, f"the job's worker stopped {job.attempts - 1} times; giving up")
     if job.started_at is None:
         job.started_at = timezone.now()
         job.save(update_fields=["started_at"])
     try:
         _Runner(job, token).run()
-    except LeaseLost:
+    except leases.LeaseLost:
         log.warning("maintenance job %s was taken over by another runner", job.uuid)
         return None
     return _finish(job)
@@ -935,19 +886,10 @@ def _fail(job: MaintenanceJob, reason: str) -> MaintenanceJob:
 
 
 def drain_jobs() -> dict[str, int]:
-    """Resume the running jobs whose runner stopped (expired lease) and run
-    the queued ones nobody started; a job whose runner stopped
-    MAINTENANCE_MAX_ATTEMPTS times fails with the reason."""
-    now = timezone.now()
-    stale_queued = Q(status=MaintenanceJob.QUEUED, created_at__lt=now - _lease())
-    expired = Q(status=MaintenanceJob.RUNNING, lease_expires_at__lt=now)
-    counts = {"resumed": 0, "failed": 0}
-    for pk in list(MaintenanceJob.objects.filter(stale_queued | expired).order_by("id").values_list("pk", flat=True)):
-        job = run_job(pk)
-        if job is None:
-            continue
-        counts["failed" if job.status == MaintenanceJob.FAILED else "resumed"] += 1
-    return counts
+    """Resume the jobs whose runner stopped and run the queued ones nobody
+    started; a job whose runner stopped MAINTENANCE_MAX_ATTEMPTS times fails
+    with the reason."""
+    return leases.drain(KIND, run_job)
 
 
 # --- the legacy os-hosts update ------------------------------------------------------

@@ -1,6 +1,6 @@
 """Response bodies of ``/os-image-cache-jobs``."""
 
-from aggregates.compute_api.base import isotime
+from aggregates.jobs.serializers import progress
 
 
 def image_result(row):
@@ -29,14 +29,7 @@ def job(row, with_hosts=True):
         "aggregate_uuid": str(row.aggregate_uuid),
         "aggregate_name": row.aggregate_name,
         "image_ids": list(row.image_ids),
-        "status": row.status,
-        "error": row.error or None,
-        "created_at": isotime(row.created_at),
-        "started_at": isotime(row.started_at),
-        "finished_at": isotime(row.finished_at),
-        "total": row.total,
-        "done": row.done,
-        "percent": row.percent,
+        **progress(row),
     }
     if with_hosts:
         body["hosts"] = [host(item) for item in row.host_items.all()]

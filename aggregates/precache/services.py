@@ -12,23 +12,19 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import queue
-import socket
 import threading
 import time
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
-from celery import current_app
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
-from django.db.models import F, Q, QuerySet
+from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, PeriodicTask  # type: ignore[import-untyped]
 from django_celery_beat.validators import (  # type: ignore[import-untyped]
@@ -45,6 +41,7 @@ from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity.caller import Caller
 from aggregates.images import services as image_services
 from aggregates.images.models import Image
+from aggregates.jobs import leases
 
 from . import drivers
 from .drivers import CacheDriver, DriverUnavailable, HostTarget, ImageResult, ImageToCache
@@ -189,34 +186,18 @@ def request_image_cache(
     return job
 
 
+KIND = leases.JobKind(
+    model=ImageCacheJob,
+    label="image cache job",
+    run_task=RUN_TASK,
+    lease_setting="IMAGE_CACHE_LEASE_SECONDS",
+    max_attempts_setting="IMAGE_CACHE_MAX_ATTEMPTS",
+)
+
+
 def dispatch(job_pk: int) -> None:
-    """Start the job outside the request: a Celery worker when there is a
-    broker; without one (eager Celery) a background thread of this process.
-    If neither can be reached the job stays queued for the drain."""
-    try:
-        if current_app.conf.task_always_eager:
-            threading.Thread(target=_run_in_thread, args=(job_pk,), name=f"image-cache-{job_pk}", daemon=True).start()
-        else:
-            current_app.send_task(RUN_TASK, args=[job_pk])
-    except Exception:  # the broker is down: the drain picks the job up
-        log.exception("could not start image cache job %s; the drain will", job_pk)
-
-
-# Without a broker there is no beat to drain: each job's thread drains too, at
-# most once per IMAGE_CACHE_LEASE_SECONDS (monotonic time of the last one).
-_last_eager_drain = [float("-inf")]
-
-
-def _run_in_thread(job_pk: int) -> None:
-    try:
-        run_job(job_pk)
-        if time.monotonic() - _last_eager_drain[0] >= settings.IMAGE_CACHE_LEASE_SECONDS:
-            _last_eager_drain[0] = time.monotonic()
-            drain_jobs()
-    except Exception:
-        log.exception("image cache job %s failed", job_pk)
-    finally:
-        connection.close()
+    """Start the job outside the request (a worker, or a thread without a broker)."""
+    leases.dispatch(KIND, job_pk, run_job, drain_jobs)
 
 
 # --- the runner ------------------------------------------------------------------
@@ -242,30 +223,6 @@ def _record(job: ImageCacheJob, event_type: str, payload: dict[str, Any]) -> Non
         object_uuid=job.aggregate_uuid,
         payload={**payload, "job_id": str(job.uuid)},
     )
-
-
-def _worker_token() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-def _lease() -> timedelta:
-    return timedelta(seconds=settings.IMAGE_CACHE_LEASE_SECONDS)
-
-
-def _claim(job_pk: int, token: str) -> ImageCacheJob | None:
-    """Take the job (queued, or running with an expired lease) for this runner."""
-    now = timezone.now()
-    claimable = Q(status=ImageCacheJob.QUEUED) | Q(status=ImageCacheJob.RUNNING, lease_expires_at__lt=now)
-    claimed = (
-        ImageCacheJob.objects.filter(pk=job_pk)
-        .filter(claimable)
-        .update(status=ImageCacheJob.RUNNING, worker=token, lease_expires_at=now + _lease(), attempts=F("attempts") + 1)
-    )
-    return ImageCacheJob.objects.filter(pk=job_pk).first() if claimed else None
-
-
-class LeaseLost(Exception):
-    """Another runner took the job (ours stalled past its lease)."""
 
 
 @dataclass
@@ -307,11 +264,7 @@ class _Runner:
         if not force and time.monotonic() - self.renewed < settings.IMAGE_CACHE_LEASE_SECONDS / 4:
             return
         done = ImageCacheResult.objects.filter(host_item__job=self.job, status__in=ImageCacheResult.FINISHED).count()
-        kept = ImageCacheJob.objects.filter(pk=self.job.pk, worker=self.token, status=ImageCacheJob.RUNNING).update(
-            lease_expires_at=timezone.now() + _lease(), done=done
-        )
-        if not kept:
-            raise LeaseLost()
+        leases.renew(KIND, self.job, self.token, done)
         self.renewed = time.monotonic()
 
     def finish_host(self, item: ImageCacheHost, status: str, reason: str = "") -> None:
@@ -465,11 +418,11 @@ class _Runner:
 def run_job(job_pk: int, driver: CacheDriver | None = None) -> ImageCacheJob | None:
     """Run (or resume) one job to its end; None when another runner holds it
     or it is finished."""
-    token = _worker_token()
-    job = _claim(job_pk, token)
+    token = leases.worker_token()
+    job = leases.claim(KIND, job_pk, token)
     if job is None:
         return None
-    if job.attempts > settings.IMAGE_CACHE_MAX_ATTEMPTS:
+    if job.attempts > KIND.max_attempts:
         return _fail(job, f"the job's worker stopped {job.attempts - 1} times; giving up")
     if job.started_at is None:
         job.started_at = timezone.now()
@@ -482,7 +435,7 @@ def run_job(job_pk: int, driver: CacheDriver | None = None) -> ImageCacheJob | N
     runner = _Runner(job, token, driver)
     try:
         runner.run()
-    except LeaseLost:
+    except leases.LeaseLost:
         log.warning("image cache job %s was taken over by another runner", job.uuid)
         return None
     return _finish(job)
@@ -521,19 +474,10 @@ def _fail(job: ImageCacheJob, reason: str) -> ImageCacheJob:
 
 
 def drain_jobs() -> dict[str, int]:
-    """Resume the running jobs whose runner stopped (expired lease) and run
-    the queued ones nobody started (no broker, broker down); a job whose
-    runner stopped IMAGE_CACHE_MAX_ATTEMPTS times is failed with the reason."""
-    now = timezone.now()
-    stale_queued = Q(status=ImageCacheJob.QUEUED, created_at__lt=now - _lease())
-    expired = Q(status=ImageCacheJob.RUNNING, lease_expires_at__lt=now)
-    counts = {"resumed": 0, "failed": 0}
-    for pk in list(ImageCacheJob.objects.filter(stale_queued | expired).order_by("id").values_list("pk", flat=True)):
-        job = run_job(pk)
-        if job is None:
-            continue
-        counts["failed" if job.status == ImageCacheJob.FAILED else "resumed"] += 1
-    return counts
+    """Resume the jobs whose runner stopped and run the queued ones nobody
+    started; a job whose runner stopped IMAGE_CACHE_MAX_ATTEMPTS times is
+    failed with the reason."""
+    return leases.drain(KIND, run_job)
 
 
 # --- recurring pre-caches -------------------------------------------------------
