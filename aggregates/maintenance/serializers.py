@@ -80,6 +80,7 @@ def headroom_body(headroom):
             "aggregate_id": headroom.aggregate_id,
             "hosts": len(headroom.hosts),
             "lost_hosts": list(headroom.lost_hosts),
+            "closed_hosts": list(headroom.closed_hosts),
             "servers": headroom.servers,
             "fits": headroom.fits,
             "resources": {

@@ -939,6 +939,9 @@ class Headroom:
     resources: list[ResourceHeadroom]
     servers: int
     stranded: list[PlannedMove]
+    # Remaining hosts that take no server (compute service disabled or down):
+    # their capacity is not counted.
+    closed_hosts: list[str] = field(default_factory=list)
 
     @property
     def fits(self) -> bool:
@@ -1054,16 +1057,22 @@ def capacity_headroom(
         member_of=member_of,
         placement=placement,
     )
+    open_hosts = set(
+        Service.objects.up()
+        .filter(binary=Service.COMPUTE, disabled=False, host__in=remaining)
+        .values_list("host", flat=True)
+    )
+    taking = [h for h in remaining if h in open_hosts]
     classes = sorted({rc for load in loads.values() for rc in load.capacity})
     figures = []
     for rc in classes:
-        capacity = sum(loads[h].capacity.get(rc, 0) for h in remaining)
+        capacity = sum(loads[h].capacity.get(rc, 0) for h in taking)
         moved = sum(loads[h].used.get(rc, 0) for h in lost)
         figures.append(
             ResourceHeadroom(
                 resource_class=rc,
                 capacity=capacity,
-                used=sum(loads[h].used.get(rc, 0) for h in remaining) + moved,
+                used=sum(loads[h].used.get(rc, 0) for h in taking) + moved,
                 lost_capacity=sum(loads[h].capacity.get(rc, 0) for h in lost),
                 moved=moved,
             )
@@ -1077,4 +1086,5 @@ def capacity_headroom(
         resources=figures,
         servers=len(moving),
         stranded=[move for move in planned if move.target is None],
+        closed_hosts=[h for h in remaining if h not in open_hosts],
     )

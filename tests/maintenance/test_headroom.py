@@ -126,3 +126,15 @@ def test_bad_headroom_requests(cloud, admin_api, member_api):
         assert fault(response)[0] == status, (query, response.content)
     status, name, message = fault(member_api.get(f"/os-capacity-headroom?aggregate={aggregate.id}", version=V))
     assert (status, message) == (403, "Policy doesn't allow corral:os-capacity-headroom to be performed.")
+
+
+def test_a_disabled_host_adds_no_capacity(cloud, admin_api):
+    """H4 disabled: losing H1 leaves H2 and H3 to take its two servers; H4's
+    room is not counted (the scheduler would not use it) and is named."""
+    aggregate = memory_cloud(cloud, admin_api)
+    cloud.disable("H4")
+    body = headroom(admin_api, f"aggregate={aggregate.id}&hosts=1")
+    assert body["lost_hosts"] == ["H1"] and body["closed_hosts"] == ["H4"]
+    # H2, H3: 16 / 16384 / 200; used: their 2 servers + the 2 moved.
+    assert figures(body) == {"VCPU": (16, 4, 12), "MEMORY_MB": (16384, 16384, 0), "DISK_GB": (200, 40, 160)}
+    assert body["fits"] is True
