@@ -16,7 +16,7 @@ from aggregates.servers import services as server_services
 from aggregates.servers.models import Server
 from aggregates.zones.services import zones_by_host
 
-from . import queries
+from . import maintenance_views, queries
 from .console import caller_of, console_view, form_error, page, paginate, redirect_next
 from .filters import HostFilter
 from .forms import DisableHostForm
@@ -94,7 +94,7 @@ def node_usages(nodes):
     return problem
 
 
-def _host_page(request, host, disable_form=None, status=200):
+def _host_page(request, host, disable_form=None, status=200, maintenance=None):
     service = _service_or_404(host)
     zones = queries.zone_sources([host]).get(host, [])
     nodes = queries.nodes_by_host([host]).get(host, [])
@@ -109,9 +109,22 @@ def _host_page(request, host, disable_form=None, status=200):
         "server_count": Server.objects.filter(host=host).exclude(vm_state=Server.DELETED).count(),
         "events": Event.objects.filter(object_type="service", object_id=str(service.id))[:25],
         "disable_form": disable_form or DisableHostForm(),
+        "maintenance": maintenance or maintenance_views.maintenance_card(host),
         "canonical_url": reverse("dashboard:host", args=[host]),
     }
     return page(request, context, "dashboard/hosts/detail.html", status)
+
+
+@console_view
+@require_POST
+def host_maintenance(request, host):
+    """The Maintenance card's form: a preview (the dry-run plan, shown on the
+    host page), or, confirmed, the start or stop itself (then the job page)."""
+    _service_or_404(host)
+    response, card, status = maintenance_views.submit(request, host)
+    if response is not None:
+        return response
+    return _host_page(request, host, status=status, maintenance=card)
 
 
 @console_view
