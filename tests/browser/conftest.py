@@ -78,7 +78,9 @@ def mirrored_demo_url(server_url, settings, monkeypatch):
 
     # Transactional tests empty the tables, standard resource classes and traits included.
     sync_standard_names()
-    settings.PLACEMENT_URL = f"{server_url}/placement"
+    # Corral's own placement, in process (the embedded default): the same
+    # tables the live server's /placement serves, without a socket per call.
+    settings.PLACEMENT_URL = ""
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "", "keystone"
     monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
     _seed_demo()
