@@ -19,3 +19,9 @@ def run(migration_pk: int) -> dict[str, Any]:
 def confirm_resizes() -> int:
     """Confirm cold migrations older than RESIZE_CONFIRM_WINDOW (periodic; 0 = never)."""
     return services.confirm_resizes()
+
+
+@shared_task(name="corral.moves.resume")
+def resume() -> dict[str, int]:
+    """Finish the moves a dead worker left accepted or running (periodic)."""
+    return services.resume_moves()
