@@ -2,26 +2,22 @@
 is left running with its lease; once the lease expires the drain, run by a
 new worker, settles the server being moved and moves the rest; every server
 ends on a peer with its allocation there. A Corral server (gunicorn), the
-workers and the test share a SQLite file. Skipped when Redis does not
-answer on 127.0.0.1:6379."""
+workers and the test share one database (PostgreSQL when the suite runs on
+it, else a SQLite file). Skipped when Redis does not answer on
+127.0.0.1:6379."""
 
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 import requests
 
-from tests.mirroring.conftest import free_port
 from tests.mirroring.test_celery_worker import redis_answers
+from tests.process_stack import VENV_BIN, process_stack, wait_until
 
 REDIS_URL = "redis://127.0.0.1:6379/4"
-PROJECT = Path(__file__).resolve().parents[2]
-VENV_BIN = Path(sys.executable).parent
 SERVERS = 6
 
 pytestmark = pytest.mark.skipif(not redis_answers(), reason="Redis is not reachable on 127.0.0.1:6379")
@@ -52,67 +48,14 @@ print(json.dumps({"nodes": nodes, "flavor": flavor.flavorid, "image": str(image.
 """
 
 
-def wait_until(check, timeout=60, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.fixture
 def stack(tmp_path):
-    env = {
-        **os.environ,
-        "CORRAL_VAR_DIR": str(tmp_path),
-        "DATABASE_URL": f"sqlite:///{tmp_path}/corral.sqlite3",
-        "AUTH_STRATEGY": "noauth2",
-        "CELERY_BROKER_URL": REDIS_URL,
-        "PLACEMENT_URL": "",
-        "MAINTENANCE_SIMULATED_DELAY": "1",
-        "MAINTENANCE_LEASE_SECONDS": "3",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-    }
-    started = []
-
-    def run(*args, **kw):
-        return subprocess.run(args, cwd=PROJECT, env=env, check=True, capture_output=True, text=True, timeout=300, **kw)
-
-    def start(name, *args):
-        log = open(tmp_path / f"{name}.log", "ab")
-        process = subprocess.Popen(
-            args, cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        started.append(process)
-        return process
-
-    run(str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput")
-    run(str(VENV_BIN / "celery"), "-A", "config", "purge", "-f")
-    port = free_port()
-    start("server", str(VENV_BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "1", "config.wsgi")
-    url = f"http://127.0.0.1:{port}"
-
-    def up():
-        try:
-            return requests.get(url + "/compute/", timeout=2).status_code == 200
-        except requests.RequestException:
-            return False
-
-    wait_until(up, what="the Corral server")
-    try:
-        yield url, run, start, tmp_path
-    finally:
-        for process in started:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in started:
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+    yield from process_stack(
+        tmp_path,
+        "maintenance_killed",
+        REDIS_URL,
+        {"MAINTENANCE_SIMULATED_DELAY": "1", "MAINTENANCE_LEASE_SECONDS": "3"},
+    )
 
 
 def test_killed_worker_drain_resumed_by_the_drain_task(stack):

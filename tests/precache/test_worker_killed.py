@@ -1,26 +1,22 @@
 """A real Celery worker killed in the middle of a job (SIGKILL): the job is
 left running with its lease; once the lease expires the drain, run by a new
 worker, resumes the hosts not done and the job completes. A Corral server
-(gunicorn), the workers and the test share a SQLite file. Skipped when Redis
-does not answer on 127.0.0.1:6379."""
+(gunicorn), the workers and the test share one database (PostgreSQL when
+the suite runs on it, else a SQLite file). Skipped when Redis does not
+answer on 127.0.0.1:6379."""
 
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 import requests
 
-from tests.mirroring.conftest import free_port
 from tests.mirroring.test_celery_worker import redis_answers
+from tests.process_stack import VENV_BIN, process_stack, wait_until
 
 REDIS_URL = "redis://127.0.0.1:6379/3"
-PROJECT = Path(__file__).resolve().parents[2]
-VENV_BIN = Path(sys.executable).parent
 HOSTS = ("wk-1", "wk-2", "wk-3", "wk-4")
 
 pytestmark = pytest.mark.skipif(not redis_answers(), reason="Redis is not reachable on 127.0.0.1:6379")
@@ -44,68 +40,14 @@ print(json.dumps({"aggregate": agg.id, "image": str(image.id)}))
 """
 
 
-def wait_until(check, timeout=60, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.fixture
 def stack(tmp_path):
-    env = {
-        **os.environ,
-        "CORRAL_VAR_DIR": str(tmp_path),
-        "DATABASE_URL": f"sqlite:///{tmp_path}/corral.sqlite3",
-        "AUTH_STRATEGY": "noauth2",
-        "CELERY_BROKER_URL": REDIS_URL,
-        "PLACEMENT_URL": "",
-        "CACHE_DRIVER": "inprocess",
-        "HOST_CACHE_SIMULATED_DELAY": "1",
-        "IMAGE_CACHE_LEASE_SECONDS": "3",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-    }
-    started = []
-
-    def run(*args, **kw):
-        return subprocess.run(args, cwd=PROJECT, env=env, check=True, capture_output=True, text=True, timeout=300, **kw)
-
-    def start(name, *args):
-        log = open(tmp_path / f"{name}.log", "ab")
-        process = subprocess.Popen(
-            args, cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        started.append(process)
-        return process
-
-    run(str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput")
-    run(str(VENV_BIN / "celery"), "-A", "config", "purge", "-f")
-    port = free_port()
-    start("server", str(VENV_BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "1", "config.wsgi")
-    url = f"http://127.0.0.1:{port}"
-
-    def up():
-        try:
-            return requests.get(url + "/compute/", timeout=2).status_code == 200
-        except requests.RequestException:
-            return False
-
-    wait_until(up, what="the Corral server")
-    try:
-        yield url, run, start, tmp_path
-    finally:
-        for process in started:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in started:
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+    yield from process_stack(
+        tmp_path,
+        "precache_killed",
+        REDIS_URL,
+        {"CACHE_DRIVER": "inprocess", "HOST_CACHE_SIMULATED_DELAY": "1", "IMAGE_CACHE_LEASE_SECONDS": "3"},
+    )
 
 
 def test_killed_worker_job_resumed_by_the_drain(stack):
