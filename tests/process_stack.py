@@ -5,6 +5,7 @@ when the suite runs on PostgreSQL (dropped afterwards), else a SQLite file."""
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -20,14 +21,64 @@ PROJECT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
 
 
+def redis_answers():
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=1) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
 def wait_until(check, timeout=60, what="condition"):
+    """``check()``'s first truthy value (a request that fails counts as not yet)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        value = check()
+        try:
+            value = check()
+        except requests.RequestException:
+            value = None
         if value:
             return value
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+class Processes:
+    """Subprocesses started by one test in ``workdir`` with ``env``, stopped together."""
+
+    def __init__(self, workdir, env):
+        self.workdir, self.env, self.started = workdir, env, []
+
+    def run(self, *args):
+        return subprocess.run(args, cwd=PROJECT, env=self.env, check=True, capture_output=True, text=True, timeout=300)
+
+    def start(self, name, *args):
+        log = open(self.workdir / f"{name}.log", "ab")
+        process = subprocess.Popen(
+            args, cwd=PROJECT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        self.started.append(process)
+        return process
+
+    def stop_all(self):
+        for process in self.started:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in self.started:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def serve(processes, port):
+    """Start Corral under gunicorn (one sync worker) and wait until it answers; its URL."""
+    processes.start("server", str(VENV_BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "1", "config.wsgi")
+    url = f"http://127.0.0.1:{port}"
+    wait_until(lambda: requests.get(url + "/compute/", timeout=2).status_code == 200, what="the Corral server")
+    return url
 
 
 class _Database:
@@ -74,42 +125,12 @@ def process_stack(workdir: Path, label: str, redis_url: str, settings: dict[str,
         "DJANGO_SETTINGS_MODULE": "config.settings",
         **settings,
     }
-    started = []
-
-    def run(*args, **kw):
-        return subprocess.run(args, cwd=PROJECT, env=env, check=True, capture_output=True, text=True, timeout=300, **kw)
-
-    def start(name, *args):
-        log = open(workdir / f"{name}.log", "ab")
-        process = subprocess.Popen(
-            args, cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        started.append(process)
-        return process
-
+    processes = Processes(workdir, env)
     try:
-        run(str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput")
-        run(str(VENV_BIN / "celery"), "-A", "config", "purge", "-f")
-        port = free_port()
-        start("server", str(VENV_BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "1", "config.wsgi")
-        url = f"http://127.0.0.1:{port}"
-
-        def up():
-            try:
-                return requests.get(url + "/compute/", timeout=2).status_code == 200
-            except requests.RequestException:
-                return False
-
-        wait_until(up, what="the Corral server")
-        yield url, run, start, workdir
+        processes.run(str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput")
+        processes.run(str(VENV_BIN / "celery"), "-A", "config", "purge", "-f")
+        url = serve(processes, free_port())
+        yield url, processes.run, processes.start, workdir
     finally:
-        for process in started:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in started:
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        processes.stop_all()
         database.drop()

@@ -14,8 +14,7 @@ import time
 import pytest
 import requests
 
-from tests.mirroring.test_celery_worker import redis_answers
-from tests.process_stack import VENV_BIN, process_stack, wait_until
+from tests.process_stack import VENV_BIN, process_stack, redis_answers, wait_until
 
 REDIS_URL = "redis://127.0.0.1:6379/4"
 SERVERS = 6

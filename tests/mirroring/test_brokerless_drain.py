@@ -15,6 +15,7 @@ from aggregates.mirroring.models import PlacementMirrorRequest
 from aggregates.mirroring.placement_client import PlacementClient
 from tests.mirroring.conftest import free_port
 from tests.mirroring.test_mirroring import add_host, create_aggregate
+from tests.process_stack import VENV_BIN, Processes, serve
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -99,8 +100,6 @@ def brokerless_server(tmp_path):
     """gunicorn with ONE sync worker, no broker, PLACEMENT_URL empty, on a
     SQLite file. One worker makes a placement call over HTTP to itself
     impossible: it would wait for itself until the read timeout."""
-    from tests.mirroring.test_celery_worker import VENV_BIN, Processes, wait_until
-
     port = free_port()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "PLACEMENT_"))},
@@ -125,11 +124,8 @@ def brokerless_server(tmp_path):
         "--disk-gb",
         "10",
     )
-    processes.start("server", str(VENV_BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "1", "config.wsgi")
-    url = f"http://127.0.0.1:{port}"
     try:
-        wait_until(lambda: requests.get(url + "/compute/", timeout=2).status_code == 200, what="Corral server")
-        yield url
+        yield serve(processes, port)
     finally:
         processes.stop_all()
 

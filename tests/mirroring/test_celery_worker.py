@@ -4,74 +4,17 @@ worker`` and upstream Placement, each its own process, sharing a SQLite file
 process). Skipped when Redis does not answer on 127.0.0.1:6379."""
 
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 import requests
 
 from tests.mirroring.conftest import free_port
+from tests.process_stack import VENV_BIN, Processes, redis_answers, serve, wait_until
 
 REDIS_URL = "redis://127.0.0.1:6379/15"
-PROJECT = Path(__file__).resolve().parents[2]
-VENV_BIN = Path(sys.executable).parent
-
-
-def redis_answers():
-    try:
-        with socket.create_connection(("127.0.0.1", 6379), timeout=1) as sock:
-            sock.sendall(b"PING\r\n")
-            return sock.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
 
 
 pytestmark = pytest.mark.skipif(not redis_answers(), reason="Redis is not reachable on 127.0.0.1:6379")
-
-
-def wait_until(check, timeout=30, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except requests.RequestException:
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-class Processes:
-    """Subprocesses started by one test, stopped together."""
-
-    def __init__(self, workdir, env):
-        self.workdir, self.env, self.started = workdir, env, []
-
-    def run(self, *args):
-        subprocess.run(args, cwd=PROJECT, env=self.env, check=True, capture_output=True, timeout=300)
-
-    def start(self, name, *args):
-        log = open(self.workdir / f"{name}.log", "ab")
-        self.started.append(
-            subprocess.Popen(
-                args, cwd=PROJECT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-            )
-        )
-
-    def stop_all(self):
-        for process in self.started:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in self.started:
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
 
 
 @pytest.fixture
@@ -92,10 +35,8 @@ def corral_with_worker(upstream_placement, tmp_path):
     processes.run(str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput")
     processes.run(str(VENV_BIN / "celery"), "-A", "config", "purge", "-f")
     processes.start("worker", str(VENV_BIN / "celery"), "-A", "config", "worker", "--pool", "solo", "-l", "info")
-    processes.start("server", str(VENV_BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "1", "config.wsgi")
-    url = f"http://127.0.0.1:{port}"
     try:
-        wait_until(lambda: requests.get(url + "/compute/", timeout=2).status_code == 200, what="Corral server")
+        url = serve(processes, port)
         yield url, processes
     finally:
         processes.stop_all()
