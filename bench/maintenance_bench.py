@@ -31,6 +31,8 @@ import time
 import uuid
 from pathlib import Path
 
+from databases import recreate  # bench/databases.py, beside this script
+
 ROOT = Path(__file__).resolve().parent.parent
 FLAVOR = {"vcpus": 2, "ram": 4096, "disk": 20, "ephemeral": 0, "swap": 0, "original_name": "m1.medium"}
 
@@ -184,15 +186,6 @@ def run_one(args):
         "headroom": headrooms,
         "load_average": os.getloadavg(),
     }
-
-
-def recreate(database_url):
-    name = database_url.rsplit("/", 1)[1]
-    if name in ("test", "test_test", "postgres"):
-        raise SystemExit(f"refusing to drop database {name}")
-    server = database_url.rsplit("/", 1)[0] + "/postgres"
-    subprocess.run(["psql", server, "-qc", f"DROP DATABASE IF EXISTS {name}"], check=True)
-    subprocess.run(["psql", server, "-qc", f"CREATE DATABASE {name}"], check=True)
 
 
 def main():

@@ -34,6 +34,8 @@ import threading
 import time
 from pathlib import Path
 
+from databases import recreate  # bench/databases.py, beside this script
+
 ROOT = Path(__file__).resolve().parent.parent
 ALL_FILTERS = (
     "ComputeFilter,ImagePropertiesFilter,AggregateInstanceExtraSpecsFilter,AggregateMultiTenancyIsolation,"
@@ -278,15 +280,6 @@ def models_f(name):
     from django.db.models import F
 
     return F(name)
-
-
-def recreate(database_url):
-    name = database_url.rsplit("/", 1)[1]
-    if name in ("test", "test_test", "postgres"):
-        raise SystemExit(f"refusing to drop database {name}")
-    server = database_url.rsplit("/", 1)[0] + "/postgres"
-    subprocess.run(["psql", server, "-qc", f"DROP DATABASE IF EXISTS {name}"], check=True)
-    subprocess.run(["psql", server, "-qc", f"CREATE DATABASE {name}"], check=True)
 
 
 def main():
