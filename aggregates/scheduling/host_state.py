@@ -43,6 +43,8 @@ class HostState:
     num_instances: int = 0
     num_io_ops: int = 0
     instance_uuids: set[str] = field(default_factory=set)
+    # metadata.metadata_by_host's answer, kept for the decision's filters.
+    metadata_cache: dict[str, set[str]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def free_ram_mb(self) -> float:

@@ -17,11 +17,15 @@ def values_from_key(host: HostState, key: str) -> set[str]:
 
 def metadata_by_host(host: HostState) -> dict[str, set[str]]:
     """Every key of the host's aggregates mapped to the union of its values,
-    each value split on ',' and stripped ("a, b" gives {"a", "b"})."""
+    each value split on ',' and stripped ("a, b" gives {"a", "b"}). Worked
+    out once per host state (several filters ask); callers must not change it."""
+    if host.metadata_cache is not None:
+        return host.metadata_cache
     merged: dict[str, set[str]] = {}
     for aggregate in host.aggregates:
         for key, value in aggregate.metadata.items():
             merged.setdefault(key, set()).update(part.strip() for part in value.split(","))
+    host.metadata_cache = merged
     return merged
 
 
