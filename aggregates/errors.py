@@ -34,6 +34,11 @@ class Conflict(ServiceError):
 class Forbidden(ServiceError):
     status = 403
 
+    @classmethod
+    def by_policy(cls, policy: str) -> Forbidden:
+        """The refusal of an action ``policy`` does not allow, in Nova's words."""
+        return cls(f"Policy doesn't allow {policy} to be performed.")
+
 
 class Unavailable(ServiceError):
     """A service this one depends on (placement) could not be reached or

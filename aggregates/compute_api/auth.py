@@ -52,6 +52,9 @@ POLICIES = {
     "os_compute_api:os-aggregates:remove_host": "admin",
     "os_compute_api:os-aggregates:set_metadata": "admin",
     "compute:aggregates:images": "admin",
+    # the pre-caching job routes are Corral's own: admins only
+    "corral:image-cache-jobs:list": "admin",
+    "corral:image-cache-jobs:show": "admin",
     "os_compute_api:os-scheduler-explain": "admin",
     "os_compute_api:os-availability-zone:list": "any",
     "os_compute_api:os-availability-zone:detail": "reader",

@@ -640,7 +640,21 @@ class MigrationQuery:
 
 def _admin_only(caller: Caller, policy: str) -> None:
     if not caller.is_admin:
-        raise Forbidden(f"Policy doesn't allow {policy} to be performed.")
+        raise Forbidden.by_policy(policy)
+
+
+# MigrationQuery attribute -> the lookup it filters by, when given.
+_EXACT_FILTERS = (
+    ("dest_compute", "dest_compute"),
+    ("source_node", "source_node"),
+    ("dest_node", "dest_node"),
+    ("status", "status"),
+    ("migration_type", "migration_type"),
+    ("project_id", "project_id"),
+    ("user_id", "user_id"),
+    ("changes_since", "updated_at__gte"),
+    ("changes_before", "updated_at__lte"),
+)
 
 
 def list_migrations(caller: Caller, query: MigrationQuery, max_limit: int = 1000) -> list[ServerMigration]:
@@ -651,27 +665,13 @@ def list_migrations(caller: Caller, query: MigrationQuery, max_limit: int = 1000
         rows = rows.filter(Q(source_compute=query.host) | Q(dest_compute=query.host))
     elif query.source_compute is not None:
         rows = rows.filter(source_compute=query.source_compute)
-    if query.dest_compute is not None:
-        rows = rows.filter(dest_compute=query.dest_compute)
-    if query.source_node is not None:
-        rows = rows.filter(source_node=query.source_node)
-    if query.dest_node is not None:
-        rows = rows.filter(dest_node=query.dest_node)
-    if query.status is not None:
-        rows = rows.filter(status=query.status)
-    if query.migration_type is not None:
-        rows = rows.filter(migration_type=query.migration_type)
+    for attribute, lookup in _EXACT_FILTERS:
+        value = getattr(query, attribute)
+        if value is not None:
+            rows = rows.filter(**{lookup: value})
     if query.instance_uuid is not None:
         parsed = boot_request.parse_uuid(query.instance_uuid)
         rows = rows.filter(server__uuid=parsed) if parsed else rows.none()
-    if query.project_id is not None:
-        rows = rows.filter(project_id=query.project_id)
-    if query.user_id is not None:
-        rows = rows.filter(user_id=query.user_id)
-    if query.changes_since is not None:
-        rows = rows.filter(updated_at__gte=query.changes_since)
-    if query.changes_before is not None:
-        rows = rows.filter(updated_at__lte=query.changes_before)
     if not query.newest_first:
         return list(rows.order_by("id"))
     rows = rows.order_by("-created_at", "-id")

@@ -2,19 +2,12 @@
 
 from rest_framework.response import Response
 
-from aggregates.compute_api.auth import caller_of, enforce
+from aggregates.compute_api.auth import enforce
 from aggregates.compute_api.base import ComputeAPIView, public_base
-from aggregates.compute_api.errors import ApiError
 from aggregates.compute_api.microversions import APIVersion
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import path_int, validate
 from aggregates.precache import schemas, serializers, services
-
-
-def _admin_only(request, policy):
-    """The job routes are Corral's own (no Nova policy): admins only."""
-    if not caller_of(request).is_admin:
-        raise ApiError(403, f"Policy doesn't allow {policy} to be performed.")
 
 
 class AggregateImagesView(ComputeAPIView):
@@ -32,7 +25,7 @@ class AggregateImagesView(ComputeAPIView):
 class ImageCacheJobListView(ComputeAPIView):
     def get(self, request):
         query = query_params(request, schemas.JOB_QUERY)
-        _admin_only(request, "corral:image-cache-jobs:list")
+        enforce(request, "corral:image-cache-jobs:list")
         rows = services.jobs_with_details()
         if "aggregate_id" in query:
             rows = rows.filter(aggregate_id=int(query["aggregate_id"]))
@@ -44,5 +37,5 @@ class ImageCacheJobListView(ComputeAPIView):
 
 class ImageCacheJobView(ComputeAPIView):
     def get(self, request, job_id):
-        _admin_only(request, "corral:image-cache-jobs:show")
+        enforce(request, "corral:image-cache-jobs:show")
         return Response(serializers.job_body(services.get_job(job_id)))

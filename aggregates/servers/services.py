@@ -69,10 +69,6 @@ REQUESTED_DESTINATION_POLICY = "compute:servers:create:requested_destination"
 ALL_TENANTS_POLICY = "os_compute_api:servers:detail:get_all_tenants"
 
 
-def _policy_refusal(policy: str) -> Forbidden:
-    return Forbidden(f"Policy doesn't allow {policy} to be performed.")
-
-
 # --- reading ---------------------------------------------------------------
 
 
@@ -162,7 +158,7 @@ def _regex(value: str, name: str) -> str:
 def list_servers(caller: Caller, query: ServerQuery, max_limit: int = 1000) -> list[Server]:
     """One page of servers, newest first (Nova's created_at, id descending)."""
     if query.all_tenants and not sees_all_servers(caller):
-        raise _policy_refusal(ALL_TENANTS_POLICY)
+        raise Forbidden.by_policy(ALL_TENANTS_POLICY)
     servers = Server.objects.select_related("decision")
     if query.all_tenants:
         if query.project_id:
@@ -422,12 +418,12 @@ def create_servers(
             raise Invalid("min_count must be <= max_count", field="min_count")
         destination = boot_request.parse_availability_zone(availability_zone)
         if (destination.forced_host or destination.forced_node) and not caller.is_admin:
-            raise _policy_refusal(FORCED_HOST_POLICY)
+            raise Forbidden.by_policy(FORCED_HOST_POLICY)
         zone = boot_request.zone_for_forced_host(destination.availability_zone, destination.forced_host)
         forced_host, forced_node = destination.forced_host, destination.forced_node
         if requested_host or requested_node:
             if not caller.is_admin:
-                raise _policy_refusal(REQUESTED_DESTINATION_POLICY)
+                raise Forbidden.by_policy(REQUESTED_DESTINATION_POLICY)
             if forced_host or forced_node:
                 raise Invalid(
                     "One mechanism with host and/or hypervisor_hostname and another mechanism with "
