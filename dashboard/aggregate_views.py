@@ -18,7 +18,7 @@ from aggregates.host_aggregates import services
 from aggregates.zones.services import AZ_KEY
 
 from . import mirror_states, queries
-from .console import caller_of, console_view, form_error, page, paginate
+from .console import caller_of, console_view, form_error, list_url, page, paginate
 from .filters import AggregateFilter, aggregate_rows
 from .forms import AggregateCreateForm, AggregateEditForm, HostsForm, MetadataFormSet
 
@@ -44,11 +44,14 @@ def aggregate_list(request):
     if request.GET.get("format") == "csv":
         return _csv(rows.prefetch_related("host_items"))
     current, querystring = paginate(request, rows)
-    return page(
-        request,
-        {"filter": filtered, "page": current, "querystring": querystring, "metadata_keys": queries.metadata_keys()},
-        "dashboard/aggregates/list.html",
-    )
+    context = {
+        "filter": filtered,
+        "page": current,
+        "querystring": querystring,
+        "metadata_keys": queries.metadata_keys(),
+        "back": request.GET.urlencode(),
+    }
+    return page(request, context, "dashboard/aggregates/list.html")
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -84,6 +87,42 @@ def _csv(rows):
     return response
 
 
+def _selected_ids(values):
+    return list(dict.fromkeys(int(value) for value in values if value.isdigit()))
+
+
+@console_view(form_page=True)
+def aggregate_bulk_delete(request):
+    """Delete the aggregates checked on the list: GET shows what would be
+    deleted and asks to confirm; POST deletes them all or none, then goes back
+    to the list with its filters."""
+    source = request.POST if request.method == "POST" else request.GET
+    back = source.get("back", "")
+    ids = _selected_ids(source.getlist("id"))
+    if not ids:
+        messages.error(request, "Select the aggregates to delete first.")
+        return redirect(list_url("dashboard:aggregates", back))
+    if request.method == "POST":
+        try:
+            names = services.delete_aggregates(caller_of(request), ids)
+        except ServiceError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"Deleted {len(names)} aggregate(s): {', '.join(names)}.")
+        return redirect(list_url("dashboard:aggregates", back))
+    aggregates = list(aggregate_rows().filter(pk__in=ids).order_by("name"))
+    if not aggregates:
+        messages.error(request, "None of the selected aggregates exists any more.")
+        return redirect(list_url("dashboard:aggregates", back))
+    context = {
+        "aggregates": aggregates,
+        "not_empty": [a for a in aggregates if a.host_count],
+        "back": back,
+        "back_url": list_url("dashboard:aggregates", back),
+    }
+    return page(request, context, "dashboard/aggregates/bulk_delete.html")
+
+
 # --- create ----------------------------------------------------------------
 
 
@@ -94,13 +133,14 @@ def aggregate_create(request):
         data = form.cleaned_data
         try:
             aggregate = services.create_aggregate_with_hosts(
-                caller_of(request), data["name"], data["availability_zone"], data["hosts"]
+                caller_of(request), data["name"], data["availability_zone"], data["hosts"], data["metadata"]
             )
         except ServiceError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, _create_refusal(exc, data["name"]))
         else:
             hosts = f" with {', '.join(data['hosts'])}" if data["hosts"] else ""
-            messages.success(request, f"Aggregate {aggregate.name} created{hosts}.")
+            keys = f"; metadata {', '.join(data['metadata'])}" if data["metadata"] else ""
+            messages.success(request, f"Aggregate {aggregate.name} created{hosts}{keys}.")
             if data["availability_zone"] == settings.DEFAULT_AVAILABILITY_ZONE:
                 messages.warning(request, _explicit_default_warning(aggregate.name))
             return redirect("dashboard:aggregate", aggregate.id)
@@ -112,7 +152,7 @@ def _create_refusal(exc, name):
     """The service's refusal in the operator's words: the aggregate is named
     as typed (its id was rolled back with it), and nothing was created."""
     message = re.sub(r"\baggregate \d+\b", f"aggregate {name}", exc.message)
-    return f"{message} Nothing was created: not the aggregate {name}, nor any of its hosts."
+    return f"{message} Nothing was created: not the aggregate {name}, nor any of its hosts or metadata."
 
 
 def _explicit_default_warning(name):

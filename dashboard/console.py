@@ -6,7 +6,9 @@ from functools import wraps
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.http import QueryDict
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from aggregates.identity.caller import Caller
@@ -87,3 +89,13 @@ def redirect_next(request, default, *args):
     ):
         return redirect(target)
     return redirect(default, *args)
+
+
+def list_url(name, query):
+    """The list page ``name`` with ``query``, the list's query string as a
+    bulk form carried it (its filters, sort and page): parsed and re-encoded,
+    so only parameters of that page come through (never another address)."""
+    params = QueryDict(query or "", mutable=True)
+    params.pop("format", None)
+    encoded = params.urlencode()
+    return reverse(name) + (f"?{encoded}" if encoded else "")

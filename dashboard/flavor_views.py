@@ -4,15 +4,17 @@ from django.contrib import messages
 from django.db.models import Prefetch
 from django.http import Http404
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from aggregates.audit.models import Event
 from aggregates.errors import NotFound, ServiceError
 from aggregates.flavors import services as flavor_services
 from aggregates.flavors.models import Flavor, FlavorExtraSpec
+from aggregates.identity.models import Project
 
 from .console import caller_of, console_view, form_error, page, paginate
-from .forms import ExtraSpecForm, FlavorForm
+from .forms import ExtraSpecForm, FlavorAccessForm, FlavorForm
 
 
 @console_view
@@ -60,15 +62,22 @@ def _flavor_or_404(request, flavorid):
         raise Http404(exc.message)
 
 
-def _flavor_page(request, flavorid, spec_form=None, status=200):
+def _flavor_page(request, flavorid, spec_form=None, access_form=None, status=200):
     flavor = _flavor_or_404(request, flavorid)
+    project_ids = flavor_services.projects_of(flavor)
+    names = dict(Project.objects.filter(pk__in=project_ids).values_list("id", "name"))
     context = {
         "flavor": flavor,
         "extra_specs": flavor_services.extra_specs_of(flavor),
-        "projects": flavor_services.projects_of(flavor),
+        "projects": [{"id": pid, "name": names.get(pid)} for pid in project_ids],
         "spec_form": spec_form or ExtraSpecForm(),
+        "access_form": access_form or FlavorAccessForm(),
         "events": Event.objects.filter(object_type="flavor", object_id=flavor.flavorid)[:20],
     }
+    if status != 200:
+        context["canonical_url"] = (
+            _access_url(flavor.flavorid) if access_form else reverse("dashboard:flavor", args=[flavorid])
+        )
     return page(request, context, "dashboard/flavors/detail.html", status)
 
 
@@ -92,6 +101,45 @@ def flavor_set_spec(request, flavorid):
             messages.success(request, f"Extra spec {key} set.")
             return redirect("dashboard:flavor", flavorid)
     return _flavor_page(request, flavorid, spec_form=form, status=400)
+
+
+def _access_url(flavorid):
+    return reverse("dashboard:flavor", args=[flavorid]) + "#access"
+
+
+@console_view
+@require_POST
+def flavor_add_access(request, flavorid):
+    """Give a project (named by name or id) access to a private flavor, as
+    the compute API's addTenantAccess does."""
+    _flavor_or_404(request, flavorid)
+    form = FlavorAccessForm(request.POST)
+    if form.is_valid():
+        project = form.cleaned_data["project"]
+        try:
+            flavor_services.add_tenant_access(caller_of(request), flavorid, project.id)
+        except ServiceError as exc:
+            form_error(form, exc, field="project")
+        else:
+            messages.success(request, f"Project {project.name} ({project.id}) may now use this flavor.")
+            return redirect(_access_url(flavorid))
+    return _flavor_page(request, flavorid, access_form=form, status=400)
+
+
+@console_view
+@require_POST
+def flavor_remove_access(request, flavorid):
+    """Withdraw a project's access, as removeTenantAccess does."""
+    project_id = request.POST.get("project_id", "")
+    try:
+        flavor_services.remove_tenant_access(caller_of(request), flavorid, project_id)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        project = Project.objects.filter(pk=project_id).first()
+        named = f"{project.name} ({project_id})" if project else project_id
+        messages.success(request, f"Project {named} no longer has access to this flavor.")
+    return redirect(_access_url(flavorid))
 
 
 @console_view

@@ -12,7 +12,9 @@ from django.contrib.auth.forms import AuthenticationForm
 from aggregates import schema_check, value_schemas
 from aggregates.errors import Invalid
 from aggregates.flavors.schemas import flavor_properties
+from aggregates.host_aggregates.schemas import SET_METADATA
 from aggregates.hosts.schemas import DISABLED_REASON
+from aggregates.identity import services as identity
 from aggregates.identity import throttle
 
 HOST_SEPARATORS = re.compile(r"[\s,]+")
@@ -80,6 +82,14 @@ class AggregateCreateForm(AggregateForm):
         "The aggregate is created with all of them or not at all.",
     )
 
+    metadata = forms.CharField(
+        label="Metadata",
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 4, "placeholder": "ssd=true\nfilter_tenant_id=…"}),
+        help_text="One key=value a line; blank lines are ignored. Checked by the compute API's metadata rules.",
+    )
+
     def clean_hosts(self):
         names = [name for name in HOST_SEPARATORS.split(self.cleaned_data["hosts"]) if name]
         for name in names:
@@ -87,6 +97,38 @@ class AggregateCreateForm(AggregateForm):
             if message:
                 raise forms.ValidationError(message)
         return list(dict.fromkeys(names))
+
+    def clean_metadata(self):
+        return parse_metadata_lines(self.cleaned_data["metadata"])
+
+
+def parse_metadata_lines(text):
+    """``key=value`` lines -> a metadata dict, each line checked by the API's
+    set_metadata schema (and a zone by its zone rule); an error names the line."""
+    metadata, errors = {}, []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        shown = line if len(line) <= 60 else line[:60] + "…"
+        if "=" not in line:
+            errors.append(f"Line {number} ({shown}): write it as key=value.")
+            continue
+        key, value = (part.strip() for part in line.split("=", 1))
+        if key == "availability_zone":
+            errors.append(f"Line {number} ({shown}): set the zone in the Availability zone field, not as metadata.")
+            continue
+        if key in metadata:
+            errors.append(f"Line {number} ({shown}): key {key} appears twice.")
+            continue
+        try:
+            schema_check.check({"metadata": {key: value}}, SET_METADATA)
+        except Invalid as exc:
+            errors.append(f"Line {number} ({shown}): {exc.message}")
+            continue
+        metadata[key] = value
+    if errors:
+        raise forms.ValidationError(errors)
+    return metadata
 
 
 class AggregateEditForm(AggregateForm):
@@ -154,6 +196,18 @@ class HostsForm(forms.Form):
 
 class RemoveHostForm(forms.Form):
     host = forms.CharField(max_length=255)
+
+
+class FlavorAccessForm(forms.Form):
+    project = text_field("Project", help_text="A project's name or id.", max_length=255)
+
+    def clean_project(self):
+        """The id of the project named (by id first, then by name)."""
+        ref = self.cleaned_data["project"].strip()
+        project = identity.get_project(ref) or next(iter(identity.list_projects(name=ref)), None)
+        if project is None:
+            raise forms.ValidationError(f"No project is named {ref} or has that id.")
+        return project
 
 
 class DisableHostForm(ApiCheckedForm):

@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.contrib import messages
 from django.http import Http404
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -17,7 +18,7 @@ from aggregates.servers.models import Server
 from aggregates.zones.services import zones_by_host
 
 from . import maintenance_views, queries
-from .console import caller_of, console_view, form_error, page, paginate, redirect_next
+from .console import caller_of, console_view, form_error, list_url, page, paginate, redirect_next
 from .filters import HostFilter
 from .forms import DisableHostForm
 
@@ -46,11 +47,43 @@ def host_list(request):
         }
         for service in current
     ]
-    return page(
-        request,
-        {"filter": filtered, "page": current, "querystring": querystring, "rows": rows},
-        "dashboard/hosts/list.html",
-    )
+    context = {
+        "filter": filtered,
+        "page": current,
+        "querystring": querystring,
+        "rows": rows,
+        "back": request.GET.urlencode(),
+    }
+    return page(request, context, "dashboard/hosts/list.html")
+
+
+@console_view
+@require_POST
+def hosts_bulk_status(request):
+    """Enable or disable the hosts checked on the list, all or none (the
+    compute API's os-services update for each), then back to the list."""
+    back = list_url("dashboard:hosts", request.POST.get("back"))
+    hosts = list(dict.fromkeys(request.POST.getlist("host")))
+    enable = request.POST.get("action") == "enable"
+    if not hosts:
+        messages.error(request, "Select the hosts to enable or disable first.")
+        return redirect(back)
+    form = DisableHostForm(request.POST)
+    if not enable and not form.is_valid():
+        errors = [message for messages_ in form.errors.values() for message in messages_]
+        messages.error(request, f"Nothing was changed: {' '.join(errors)}")
+        return redirect(back)
+    reason = None if enable else form.cleaned_data["disabled_reason"] or None
+    try:
+        host_services.update_services(
+            caller_of(request), hosts, status="enabled" if enable else "disabled", disabled_reason=reason
+        )
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        verb = "Enabled" if enable else "Disabled"
+        messages.success(request, f"{verb} {len(hosts)} host(s): {', '.join(hosts)}.")
+    return redirect(back)
 
 
 def _service_or_404(host):

@@ -484,15 +484,43 @@ def remove_host(caller: Caller, aggregate_id: int, host: str) -> Aggregate:
 
 
 def create_aggregate_with_hosts(
-    caller: Caller, name: str, availability_zone: str | None, hosts: Sequence[str]
+    caller: Caller,
+    name: str,
+    availability_zone: str | None,
+    hosts: Sequence[str],
+    metadata: dict[str, str] | None = None,
 ) -> Aggregate:
-    """Create an aggregate and add ``hosts`` to it: all of it or nothing."""
+    """Create an aggregate, set its ``metadata`` (``set_metadata``'s rules)
+    and add ``hosts`` to it: all of it or nothing."""
     with events.failures_recorded(caller, "create_aggregate_with_hosts", "aggregate"):
         with transaction.atomic():
             aggregate = create_aggregate(caller, name, availability_zone or None)
+            if metadata:
+                aggregate = set_metadata(caller, aggregate.id, dict(metadata))
             if hosts:
                 aggregate = add_hosts(caller, aggregate.id, hosts)
     return aggregate
+
+
+def delete_aggregates(caller: Caller, aggregate_ids: Sequence[int]) -> list[str]:
+    """Delete several aggregates (``delete_aggregate`` each): all of them or
+    none. Any that still has hosts refuses the whole request, and the refusal
+    names every such aggregate. Returns the names of the deleted aggregates."""
+    with events.failures_recorded(caller, "delete_aggregates", "aggregate"):
+        with transaction.atomic():
+            aggregates = [_locked(aggregate_id) for aggregate_id in dict.fromkeys(aggregate_ids)]
+            not_empty = [a for a in aggregates if hosts_of(a)]
+            if not_empty:
+                described = ", ".join(f"{a.name} ({len(hosts_of(a))} host(s))" for a in not_empty)
+                raise Invalid(
+                    f"Cannot delete {described}: "
+                    f"{'it still has' if len(not_empty) == 1 else 'they still have'} hosts. "
+                    "Remove the hosts first. Nothing was deleted.",
+                    field="hosts",
+                )
+            for aggregate in aggregates:
+                delete_aggregate(caller, aggregate.id)
+    return [aggregate.name for aggregate in aggregates]
 
 
 def add_hosts(caller: Caller, aggregate_id: int, hosts: Sequence[str]) -> Aggregate:

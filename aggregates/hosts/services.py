@@ -303,6 +303,29 @@ def update_service(
         return _save_status(caller, service, changes)
 
 
+def update_services(
+    caller: Caller, hosts: Iterable[str], status: str, disabled_reason: str | None = None
+) -> list["ZonedService"]:
+    """Enable or disable the compute services of several ``hosts`` at once,
+    each through ``update_service`` (its rules, its ``service.update`` event):
+    all of them or none. The first host refused refuses the whole request,
+    and the refusal names it."""
+    hosts = list(dict.fromkeys(hosts))
+    with events.failures_recorded(caller, "update_services", "service"):
+        with transaction.atomic():
+            updated = []
+            for host in hosts:
+                service = Service.objects.filter(host=host, binary=Service.COMPUTE).first()
+                # The equality check guards databases whose collation ignores case.
+                if service is None or service.host != host:
+                    raise NotFound(f"Host {host}: no compute service of that name is registered. Nothing was changed.")
+                try:
+                    updated.append(update_service(caller, service.uuid, status=status, disabled_reason=disabled_reason))
+                except ServiceError as exc:
+                    raise type(exc)(f"Host {host}: {exc.message} Nothing was changed.", field=exc.field)
+    return updated
+
+
 def delete_service(caller: Caller, service_ref: int | uuid.UUID) -> None:
     """Delete the service with id (int) or uuid (UUID) ``service_ref``. A
     compute service must host no instance; its host then leaves every

@@ -1,4 +1,4 @@
-"""The console on a phone (390 px) and on a desktop (1280 px): no page
+"""The console on a phone (390 px) and on desktops (1280 and 1400 px): no page
 scrolls sideways, the navigation folds behind "Menu", "Log out" stays on
 screen, and nothing the Content-Security-Policy refuses is on any page."""
 
@@ -14,17 +14,21 @@ expect = pytest.importorskip("playwright.sync_api", reason="browser tests need P
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
+WIDE = {"width": 1400, "height": 900}
 
 
 def console_pages():
     aggregate = Aggregate.objects.order_by("id").first()
+    aggregate_ids = list(Aggregate.objects.order_by("id").values_list("id", flat=True)[:4])
     host = Service.objects.filter(binary="nova-compute").order_by("host").first().host
     flavor = Flavor.objects.order_by("flavorid").first()
+    private = Flavor.objects.filter(is_public=False).order_by("flavorid").first()
     node = ComputeNode.objects.order_by("id").first()
     pages = {
         "overview": "/",
         "aggregates": "/aggregates/",
         "aggregate-create": "/aggregates/new/",
+        "aggregates-delete": "/aggregates/delete/?" + "&".join(f"id={pk}" for pk in aggregate_ids) + "&back=name%3Da",
         "aggregate": f"/aggregates/{aggregate.id}/",
         "aggregate-edit": f"/aggregates/{aggregate.id}/edit/",
         "zones": "/zones/",
@@ -33,6 +37,7 @@ def console_pages():
         "flavors": "/flavors/",
         "flavor-create": "/flavors/new/",
         "flavor": f"/flavors/{flavor.flavorid}/",
+        "flavor-private": f"/flavors/{private.flavorid}/",
         "providers": "/resource-providers/",
         "images": "/images/",
         "image-create": "/images/new/",
@@ -58,7 +63,7 @@ def _new(browser, viewport):
     return page, violations
 
 
-@pytest.mark.parametrize("label, viewport", [("phone", PHONE), ("desktop", DESKTOP)])
+@pytest.mark.parametrize("label, viewport", [("phone", PHONE), ("desktop", DESKTOP), ("wide", WIDE)])
 def test_no_page_scrolls_sideways(browser, mirrored_demo_url, label, viewport):
     base = mirrored_demo_url
     page, violations = _new(browser, viewport)
