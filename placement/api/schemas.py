@@ -141,7 +141,10 @@ AGGREGATES_PUT_1_19 = {
 _AMOUNTS = {
     "type": "object",
     "minProperties": 1,
-    "patternProperties": {RC_PATTERN: {"type": "integer", "minimum": 1}},
+    # An amount above MAX_INT could never fit an inventory (max_unit is at
+    # most MAX_INT, the column's range): refused as out of range, as any
+    # other integer field above its column's range is.
+    "patternProperties": {RC_PATTERN: _bounded(1)},
     "additionalProperties": False,
 }
 _OWNER = {"type": "string", "minLength": 1, "maxLength": 255}

@@ -150,8 +150,16 @@ def usages_by_consumer_type(
 
 
 def _ids_by_name(model: type[_Named], field: str, names: Iterable[str]) -> dict[str, int]:
-    """{name: id} of ``model`` rows, creating the missing ones (a concurrent
-    creator of the same name is fine: the row is read back)."""
+    """{name: id} of ``model`` rows, creating the missing ones in the
+    caller's transaction (undone with it).
+
+    Race-safe: the insert is ``ON CONFLICT DO NOTHING`` (``INSERT OR IGNORE``
+    on SQLite), so a concurrent writer creating the same name makes this one
+    wait for its commit and then read its row back (each statement sees what
+    is committed, at PostgreSQL's default isolation) instead of failing.
+    Names are inserted in sorted order, and every write creates projects,
+    then users, then consumer types before locking anything else, so two
+    writers never wait on each other's rows in opposite orders."""
     names = sorted(set(names))
     found = dict(model.objects.filter(**{f"{field}__in": names}).values_list(field, "id"))
     missing = [name for name in names if name not in found]
@@ -348,18 +356,21 @@ def _class_ids(names: Collection[str]) -> dict[str, int]:
     return found
 
 
-def replace_allocations(requests: Sequence[ConsumerRequest]) -> None:
+def replace_allocations(requests: Sequence[ConsumerRequest], owners: Owners | None = None) -> None:
     """Make each consumer in ``requests`` hold exactly what its request says.
 
     Raises errors.Conflict for generation conflicts and AllocationProblem
-    when the request cannot be met; changes nothing in either case.
+    when the request cannot be met; changes nothing in either case, not even
+    the owner rows (projects, users, consumer types) it would have created:
+    they are written first, in the same transaction (see ``_ids_by_name``).
 
-    Rows are locked in a fixed order (consumers by uuid, then providers by
-    id) so that concurrent writers queue instead of deadlocking; the owner
-    rows (projects, users, consumer types) are created beforehand in their
-    own short transactions, as nothing needs them to be undone."""
-    owners = Owners.of(requests)
+    Rows are locked in a fixed order (owner rows, consumers by uuid, then
+    providers by id) so that concurrent writers queue instead of deadlocking.
+    ``owners``: the owner rows, when the caller's transaction already made
+    them (the reshaper does, before it locks providers)."""
     with transaction.atomic():
+        if owners is None:
+            owners = Owners.of(requests)
         requests = sorted(requests, key=lambda r: r.uuid)
         consumers, new_consumers = {}, set()
         for request in requests:

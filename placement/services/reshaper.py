@@ -25,6 +25,8 @@ def reshape(
     ``consumer_requests``: ConsumerRequests for every consumer whose
     allocations change. Raises errors.* or AllocationProblem; all or nothing."""
     with transaction.atomic():
+        # Owner rows first, as every allocation write does (the lock order).
+        owners = allocation_service.Owners.of(consumer_requests)
         locked = {}
         for uuid, (generation, _wanted) in inventories.items():
             try:
@@ -50,7 +52,7 @@ def reshape(
                     for inv in inventory_service.provider_inventories(provider)
                 }
                 inventory_service.replace_inventory(provider, {**current, **wanted})
-        allocation_service.replace_allocations(consumer_requests)
+        allocation_service.replace_allocations(consumer_requests, owners)
         # ...then settle on the new inventory.
         for uuid, (_generation, wanted) in inventories.items():
             provider = provider_service.lock_provider(uuid)

@@ -97,6 +97,73 @@ def test_racing_replacements_of_one_consumer_keep_one_winner(noauth):
     assert held["consumer_generation"] == 2
 
 
+def _fresh_owner_write(kind, provider, vcpus):
+    """One write naming the same new project, user and consumer type as
+    every other racer, from a client of its own: (status, body)."""
+    placement = PlacementClient()
+    consumer = new_uuid()
+    body = {
+        "allocations": {provider: {"resources": {"VCPU": vcpus}}},
+        "project_id": "fresh-project",
+        "user_id": "fresh-user",
+        "consumer_generation": None,
+        "consumer_type": "FRESH",
+    }
+    if kind == "put":
+        response = placement.put(f"/allocations/{consumer}", body)
+    elif kind == "post":
+        response = placement.post("/allocations", {consumer: body})
+    else:
+        inventories = {provider: {"resource_provider_generation": 1, "inventories": {"VCPU": {"total": 8}}}}
+        response = placement.post("/reshaper", {"inventories": inventories, "allocations": {consumer: body}})
+    return response.status_code, response.json() if response.content else None
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_racing_writes_creating_the_same_new_project_all_succeed(noauth):
+    """The owner rows are created in each write's transaction: concurrent
+    writes naming the same new project, user and consumer type all succeed
+    (none fails on the unique name, none deadlocks), refused writes in the
+    race leave nothing, and each row exists once."""
+    from placement.models import ConsumerType, Project, User
+
+    placement = PlacementClient()
+    shared = placement.provider("shared", inventory={"VCPU": 64})
+    # Each reshaper moves inventory on a provider of its own (generation 1).
+    own = [placement.provider(f"own{i}", inventory={"VCPU": 8}) for i in range(4)]
+    calls = [lambda i=i: _fresh_owner_write("put" if i % 2 else "post", shared, 1) for i in range(12)]
+    calls += [lambda p=p: _fresh_owner_write("reshape", p, 1) for p in own]
+    # Refused by capacity, after creating (in their transaction) the same rows.
+    calls += [lambda i=i: _fresh_owner_write("put" if i % 2 else "post", shared, 65) for i in range(4)]
+
+    results = run_together(*calls)
+
+    statuses = [status for status, _body in results]
+    assert statuses == [204] * 16 + [409] * 4, results
+    assert Project.objects.filter(external_id="fresh-project").count() == 1
+    assert User.objects.filter(external_id="fresh-user").count() == 1
+    assert ConsumerType.objects.filter(name="FRESH").count() == 1
+    usages = placement.get("/usages?project_id=fresh-project", version="1.38").json()["usages"]
+    assert usages == {"FRESH": {"VCPU": 16, "consumer_count": 16}}
+
+
+@pytest.mark.postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_racing_refused_writes_leave_no_owner_rows(noauth):
+    """Every racer creates the same new project and is refused: nothing stays."""
+    from placement.models import ConsumerType, Project, User
+
+    placement = PlacementClient()
+    shared = placement.provider("shared", inventory={"VCPU": 4})
+    results = run_together(*[lambda i=i: _fresh_owner_write("put" if i % 2 else "post", shared, 5) for i in range(8)])
+
+    assert [status for status, _body in results] == [409] * 8, results
+    assert not Project.objects.filter(external_id="fresh-project").exists()
+    assert not User.objects.filter(external_id="fresh-user").exists()
+    assert not ConsumerType.objects.filter(name="FRESH").exists()
+
+
 def _minor(version):
     return int(version.split(".")[1])
 

@@ -128,6 +128,33 @@ def test_integer_fields_above_max_int_are_400(placement, field):
     assert _inventories(placement, rp) == before
 
 
+@pytest.mark.parametrize("amount", [2**31, 2**63, 2**64])
+@pytest.mark.parametrize("endpoint", ["PUT /allocations/{consumer}", "POST /allocations", "POST /reshaper"])
+def test_allocation_amounts_above_max_int_are_400(placement, amount, endpoint):
+    """No inventory can hold more than MAX_INT (max_unit's range): refused by
+    the schema, before any row is looked up or created."""
+    rp = _provider(placement, inventory={"VCPU": {"total": 8, "allocation_ratio": 1e30}})
+    consumer = new_uuid()
+    body = {
+        "allocations": {rp: {"resources": {"VCPU": amount}}},
+        "project_id": "big-project",
+        "user_id": "big-user",
+        "consumer_generation": None,
+        "consumer_type": "BIG",
+    }
+    method, path = endpoint.lower().split(" ")
+    if path == "/reshaper":
+        inventories = {rp: {"resource_provider_generation": 1, "inventories": {"VCPU": {"total": 8}}}}
+        payload = {"inventories": inventories, "allocations": {consumer: body}}
+    else:
+        payload = {consumer: body} if path == "/allocations" else body
+    response = placement.request(method, path.format(consumer=consumer), payload)
+    assert response.status_code == 400, response.content
+    assert "is greater than the maximum of 2147483647" in response.json()["errors"][0]["detail"]
+    assert placement.get("/usages?project_id=big-project").json()["usages"] == {}
+    assert placement.get(f"/allocations/{consumer}").json()["allocations"] == {}
+
+
 # --- consumer_generation: upstream's additionalProperties there is inert -----------------
 
 
