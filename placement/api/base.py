@@ -78,20 +78,30 @@ def _noauth_caller(request, token):
     return Caller(user_id=user_id, project_id=project_id or user_id, roles=frozenset(roles))
 
 
+def _challenge(request):
+    """A 401's ``WWW-Authenticate``, as keystonemiddleware sends it: where to
+    get a token (this server's Keystone surface). Placement served alone
+    (CORRAL_SERVICE=placement) has no Keystone surface to name: none."""
+    if settings.CORRAL_SERVICE == "placement":
+        return {}
+    base = settings.PUBLIC_URL or f"{request.scheme}://{request.get_host()}"
+    return {"WWW-Authenticate": f'Keystone uri="{base}/identity"'}
+
+
 def authenticate(request, open_route):
     """The caller a request's token stands for; None on open routes without one."""
     token = request.headers.get("X-Auth-Token")
     if not token:
         if open_route:
             return None
-        raise errors.Unauthorized("Authentication required.")
+        raise errors.Unauthorized("Authentication required.", headers=_challenge(request))
     if settings.AUTH_STRATEGY == "noauth2":
         return _noauth_caller(request, token)
     validated = import_string(settings.PLACEMENT_TOKEN_VALIDATOR)(token, request.request_id)
     if validated is None:
         if open_route:
             return None
-        raise errors.Unauthorized("The request you have made requires authentication.")
+        raise errors.Unauthorized("The request you have made requires authentication.", headers=_challenge(request))
     return Caller(
         user_id=getattr(validated, "username", ""),
         project_id=getattr(validated, "project_id", ""),

@@ -18,6 +18,21 @@ def test_missing_token_is_401_except_at_root(db, noauth):
     assert PlacementClient(token=None).get("/resource_providers").status_code == 401
 
 
+def test_a_401_says_where_to_get_a_token(db, settings):
+    """As keystonemiddleware does: ``WWW-Authenticate: Keystone uri=...``."""
+    settings.AUTH_STRATEGY = "keystone"
+    for token in (None, "not-a-token"):
+        response = PlacementClient(token=token).get("/resource_providers")
+        assert response.status_code == 401
+        assert response["WWW-Authenticate"] == 'Keystone uri="http://testserver/identity"'
+    settings.PUBLIC_URL = "https://cloud.example.test"
+    response = PlacementClient(token=None).get("/resource_providers")
+    assert response["WWW-Authenticate"] == 'Keystone uri="https://cloud.example.test/identity"'
+    assert "WWW-Authenticate" not in PlacementClient(token=None).get("/")  # open route: 200
+    settings.CORRAL_SERVICE = "placement"  # served alone: no Keystone surface of its own to name
+    assert "WWW-Authenticate" not in PlacementClient(token=None).get("/resource_providers")
+
+
 def test_non_admin_is_forbidden(user_placement):
     response = user_placement.get("/resource_providers")
     assert response.status_code == 403
