@@ -6,6 +6,7 @@ server's ``/placement/``. README.md lists every variable.
 """
 
 import os
+import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -42,14 +43,47 @@ def _secret_key():
 
 SECRET_KEY = _secret_key()
 DEBUG = env_bool("DEBUG", False)
-# The host names the server answers to: ALLOWED_HOSTS when set; else, with a
-# PUBLIC_URL, its host plus the local names (the demo on 127.0.0.1/localhost),
-# so a forged Host header is refused; else any host (development: the catalog
-# then follows the request's Host header; set PUBLIC_URL in production).
+# The host names the server answers to, so that a forged Host header can
+# neither rewrite the URLs built from the request (service catalog, Location
+# headers, links) nor reach the server under a name it does not own:
+# ALLOWED_HOSTS when set; else the local names (the demo on 127.0.0.1 and
+# localhost), this machine's own host name(s) and addresses, and PUBLIC_URL's
+# host when set. Any other Host is refused with 400 (in the API's own JSON
+# format on API paths). Never "*" unless ALLOWED_HOSTS says so.
 LOCAL_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
-_PUBLIC_HOST = urlsplit(os.environ.get("PUBLIC_URL", "")).hostname
+_WILDCARD_ADDRESSES = ("0.0.0.0", "::")
+
+
+def own_host_names():
+    """This machine's host name, fully qualified name and the addresses it
+    resolves to, as ALLOWED_HOSTS entries (IPv6 in brackets). The lookups are
+    the resolver's usual ones for the machine's own name (its hosts file,
+    mostly); any failure leaves out what it could not find, never fails."""
+    names = []
+    try:
+        hostname = socket.gethostname()
+    except OSError:
+        return names
+    names.append(hostname)
+    try:
+        names.append(socket.getfqdn(hostname))
+        infos = socket.getaddrinfo(hostname, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        infos = []
+    for _family, _type, _proto, _canonical, sockaddr in infos:
+        address = str(sockaddr[0]).split("%", 1)[0]  # no IPv6 scope id
+        names.append(f"[{address}]" if ":" in address else address)
+    return [name for name in names if name and name not in _WILDCARD_ADDRESSES and name.strip("[]") != "::"]
+
+
+def _default_allowed_hosts():
+    public_host = urlsplit(os.environ.get("PUBLIC_URL", "")).hostname
+    public = [f"[{public_host}]" if ":" in public_host else public_host] if public_host else []
+    return list(dict.fromkeys([*public, *LOCAL_HOSTS, *own_host_names()]))
+
+
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "").split(",") if h.strip()] or (
-    [_PUBLIC_HOST, *LOCAL_HOSTS] if _PUBLIC_HOST else ["*"]
+    _default_allowed_hosts()
 )
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
 

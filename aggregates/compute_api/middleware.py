@@ -7,12 +7,14 @@ import logging
 import uuid
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.core.exceptions import DisallowedHost, RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpResponse, HttpResponseBadRequest
 
 from config import json_bodies
 
 log = logging.getLogger(__name__)
+# Where Django itself logs a refused Host header.
+security_log = logging.getLogger("django.security.DisallowedHost")
 
 GENERIC = "An unexpected error occurred; the request id identifies it in the service's log."
 
@@ -30,22 +32,27 @@ def _api_of(path):
     return None
 
 
-def _error_body(api, status, request_id):
+def _error_body(api, status, request_id, message=GENERIC):
+    """A 500 (``computeFault``) or a 400 (``badRequest``) in ``api``'s format."""
+    title = "Bad Request" if status == 400 else "Internal Server Error"
     if api == "compute":
-        return {"computeFault": {"code": status, "message": GENERIC}}
+        return {"badRequest" if status == 400 else "computeFault": {"code": status, "message": message}}
     if api == "identity":
-        return {"error": {"code": status, "title": "Internal Server Error", "message": GENERIC}}
+        return {"error": {"code": status, "title": title, "message": message}}
     if api == "image":
-        return {"message": f"{GENERIC}<br /><br />\n\n\n", "code": f"{status} Internal Server Error", "title": "Error"}
-    return {
-        "errors": [{"status": status, "title": "Internal Server Error", "detail": GENERIC, "request_id": request_id}]
-    }
+        return {"message": f"{message}<br /><br />\n\n\n", "code": f"{status} {title}", "title": title}
+    error = {"status": status, "title": title, "detail": message, "request_id": request_id}
+    if status == 400:
+        error["code"] = "placement.undefined_code"
+    return {"errors": [error]}
 
 
 class RequestIdMiddleware:
     """Gives every request ``request.request_id`` and echoes it in the
     ``X-OpenStack-Request-ID`` (and, for compute, ``X-Compute-Request-ID``) headers.
-    A console form post holding NUL is refused (400). A non-JSON 5xx answer on an API path (Django's own error page) is
+    A console form post holding NUL is refused (400), and so is a request on
+    an API path naming a host outside ALLOWED_HOSTS (in that API's format).
+    A non-JSON 5xx answer on an API path (Django's own error page) is
     replaced by a generic JSON error in that API's format."""
 
     def __init__(self, get_response):
@@ -53,13 +60,29 @@ class RequestIdMiddleware:
 
     def __call__(self, request):
         request.request_id = new_request_id()
-        response = self._refused_form(request) or self.get_response(request)
+        response = self._refused_host(request) or self._refused_form(request) or self.get_response(request)
         if response.status_code >= 500:
             response = self._api_error(request, response)
         response.headers.setdefault("X-OpenStack-Request-ID", request.request_id)
         if request.path.startswith("/compute"):
             response.headers.setdefault("X-Compute-Request-ID", request.request_id)
         return response
+
+    @staticmethod
+    def _refused_host(request):
+        """A request naming a host outside ALLOWED_HOSTS, on an API path: 400
+        in that API's JSON format (the console gets Django's own 400 page)."""
+        api = _api_of(request.path)
+        if api is None:
+            return None
+        try:
+            request.get_host()
+        except DisallowedHost as exc:
+            security_log.error("%s (request %s)", exc, request.request_id)
+            message = "The Host header names a host this server does not answer to."
+            body = json.dumps(_error_body(api, 400, request.request_id, message))
+            return HttpResponse(body, status=400, content_type="application/json")
+        return None
 
     @staticmethod
     def _refused_form(request):

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 from datetime import timedelta
@@ -165,14 +166,18 @@ def _settings_in_subprocess(env):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def test_without_a_public_url_any_host_is_answered():
-    """Development default (the catalog then follows the request's Host)."""
-    assert _settings_in_subprocess({}) == ["*"]
+def test_without_a_public_url_only_local_and_own_names_are_answered():
+    """Safe default: never "*" (a forged Host would rewrite the catalog)."""
+    hosts = _settings_in_subprocess({})
+    assert "*" not in hosts
+    assert hosts[:3] == ["127.0.0.1", "localhost", "[::1]"]
+    assert socket.gethostname() in hosts
 
 
 def test_allowed_hosts_are_derived_from_the_public_url():
     hosts = _settings_in_subprocess({"PUBLIC_URL": "https://cloud.example.org:8443/"})
-    assert hosts == ["cloud.example.org", "127.0.0.1", "localhost", "[::1]"]
+    assert hosts[:4] == ["cloud.example.org", "127.0.0.1", "localhost", "[::1]"]
+    assert "*" not in hosts
 
 
 def test_allowed_hosts_setting_wins():

@@ -50,6 +50,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, addr, heartbeat_interval, **options):
         addr = self._free_addr(addr)
+        self._answer_to(addr.rpartition(":")[0])
         if not os.environ.get("CACHE_DRIVER"):
             # Image pre-caching works in the demo without host agents: a simulated cache per host.
             settings.CACHE_DRIVER = "inprocess"
@@ -70,6 +71,17 @@ class Command(BaseCommand):
             self.stdout.write(f"    {username:<7} / {demo.DEMO_PASSWORD}   role {role} on project {project}")
         self.stdout.write("")
         call_command("runserver", addr, use_reloader=False, insecure_serving=True)
+
+    @staticmethod
+    def _answer_to(host):
+        """Answer to the address served on too (ALLOWED_HOSTS holds the local
+        names and this machine's own by default). A wildcard address (0.0.0.0,
+        ::) adds nothing: other names need ALLOWED_HOSTS or PUBLIC_URL."""
+        name = host if host.startswith("[") or ":" not in host else f"[{host}]"
+        if host.strip("[]") in ("0.0.0.0", "::") or "*" in settings.ALLOWED_HOSTS:
+            return
+        if name.lower() not in (allowed.lower() for allowed in settings.ALLOWED_HOSTS):
+            settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, name]
 
     def _free_addr(self, addr):
         """The address to serve on: the one asked for, which must be free; by
