@@ -29,7 +29,12 @@ class Weigher:
         return float(getattr(settings, self.key.upper()))
 
     def multiplier(self, host: HostState) -> float:
-        return metadata.numeric_value(host, self.key, self.default_multiplier(), cast=float)
+        default = self.default_multiplier()
+        cached = host.multiplier_cache.get((self.key, default))
+        if cached is None:
+            cached = metadata.numeric_value(host, self.key, default, cast=float)
+            host.multiplier_cache[(self.key, default)] = cached
+        return cached
 
     def raw(self, host: HostState, spec: RequestSpec) -> float:
         raise NotImplementedError
