@@ -87,7 +87,8 @@ class Decision:
                 rejected_by[fate.filter or fate.stage] += 1
         if not self.complete:
             kept = [f for f in fates if f.result == "chosen"]
-            kept += sorted((f for f in fates if f.result == "passed"), key=lambda f: -(f.weight or 0))[:ALTERNATES_KEPT]
+            alternates = (self.fates[w.host.node_uuid] for w in self.ordered)
+            kept += [f for f in alternates if f.result == "passed"][:ALTERNATES_KEPT]
             fates = kept
         return {
             "placement_query": self.query.query_string() if self.query else "",
@@ -401,9 +402,10 @@ def decide(spec: RequestSpec, placement: PlacementClient, full: bool = True) -> 
     return decision
 
 
-def record_weights(decision: Decision) -> None:
-    """The fate of every host still in ``decision.ordered``: passed, with its weights."""
-    for weighed in decision.ordered:
+def record_weights(decision: Decision, first: int | None = None) -> None:
+    """The fate of every host still in ``decision.ordered`` (or of its
+    ``first`` hosts): passed, with its weights."""
+    for weighed in decision.ordered[:first]:
         decision.fates[weighed.host.node_uuid] = HostFate(
             weighed.host.host,
             weighed.host.node,

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+
 from aggregates.errors import Unavailable
 from aggregates.flavors.models import Flavor
 from aggregates.identity.caller import Caller
@@ -215,7 +217,8 @@ def _place(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> Schedu
     if reuse_key and placed is not None and decision.query is not None:
         # Kept for the next boot of the same request, as it stands after this one.
         engine.refilter(decision, spec, placed)
-        engine.record_weights(decision)
+        # The explanation of a boot keeps the best alternates only: their weights as they are now.
+        engine.record_weights(decision, first=engine.ALTERNATES_KEPT + settings.HOST_SUBSET_SIZE + 1)
         decided_at = kept.decided_at if kept is not None else time.monotonic()
         reuse.keep(reuse.key_for(spec, decision.query.query_string()), reuse.Kept(decision, decided_at))
     return result
