@@ -154,7 +154,21 @@ def run_one(args):
     image = Image.objects.create(
         name="cirros", status=Image.ACTIVE, visibility=Image.PUBLIC, disk_format="qcow2", container_format="bare"
     )
-    boot_seconds, statuses = http_boots(args, flavor, image)
+    boots = {}
+    for reuse_seconds in (0.0, args.reuse_seconds):
+        before = set(Server.objects.values_list("uuid", flat=True))
+        seconds, statuses = http_boots(args, flavor, image, reuse_seconds)
+        booted = Server.objects.exclude(uuid__in=before)
+        active = booted.filter(vm_state=Server.ACTIVE).count()
+        boots[f"reuse {reuse_seconds:g} s"] = {
+            "servers": args.boots,
+            "concurrency": args.concurrency,
+            "workers": args.workers,
+            "answers": statuses,
+            "active": active,
+            "error": booted.filter(vm_state=Server.ERROR).count(),
+            "servers_per_second": round(active / seconds, 1),
+        }
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -183,28 +197,26 @@ def run_one(args):
         "candidates": decision.candidates,
         "decision": ms(decisions),
         "explain": ms(explains),
-        "boots": {
-            "servers": args.boots,
-            "concurrency": args.concurrency,
-            "workers": args.workers,
-            "answers": statuses,
-            "active": Server.objects.filter(vm_state=Server.ACTIVE).count(),
-            "error": Server.objects.filter(vm_state=Server.ERROR).count(),
-            "servers_per_second": round(Server.objects.filter(vm_state=Server.ACTIVE).count() / boot_seconds, 1),
-            "overcommitted_provider_classes": overcommitted,
-        },
+        "boots": boots,
+        "overcommitted_provider_classes": overcommitted,
         "load_average": os.getloadavg(),
     }
 
 
-def http_boots(args, flavor, image):
+def http_boots(args, flavor, image, reuse_seconds):
     """Boot --boots servers over HTTP, --concurrency at a time, against
     gunicorn with --workers processes on this database (the stock CLI's
-    body, any zone); returns (seconds, answers by status)."""
+    body, any zone), with SCHEDULER_DECISION_REUSE_SECONDS=reuse_seconds;
+    returns (seconds, answers by status)."""
     import requests
 
     port = 28311
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings", CELERY_BROKER_URL="")
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="config.settings",
+        CELERY_BROKER_URL="",
+        SCHEDULER_DECISION_REUSE_SECONDS=str(reuse_seconds),
+    )
     server = subprocess.Popen(
         [
             str(Path(sys.executable).parent / "gunicorn"),
@@ -291,6 +303,9 @@ def main():
     parser.add_argument("--boots", type=int, default=400)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers serving the boots")
+    parser.add_argument(
+        "--reuse-seconds", type=float, default=2.0, help="SCHEDULER_DECISION_REUSE_SECONDS of the second boot run"
+    )
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/corral_sched_bench")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -301,8 +316,8 @@ def main():
     for hosts in args.hosts:
         recreate(args.database_url)
         command = [sys.executable, __file__, "--one", "--hosts", str(hosts)]
-        for option in ("aggregates", "decisions", "explains", "boots", "concurrency", "workers"):
-            command += [f"--{option}", str(getattr(args, option))]
+        for option in ("aggregates", "decisions", "explains", "boots", "concurrency", "workers", "reuse_seconds"):
+            command += [f"--{option.replace('_', '-')}", str(getattr(args, option))]
         command += ["--database-url", args.database_url]
         run = subprocess.run(command, capture_output=True, text=True)
         if run.returncode:

@@ -303,6 +303,10 @@ QUERY_PLACEMENT_FOR_IMAGE_TYPE_SUPPORT = env_bool("QUERY_PLACEMENT_FOR_IMAGE_TYP
 MAX_PLACEMENT_RESULTS = max(1, env_int("MAX_PLACEMENT_RESULTS", 1000))
 # [filter_scheduler] options.
 HOST_SUBSET_SIZE = max(1, env_int("HOST_SUBSET_SIZE", 1))
+# Corral's own: a worker reuses its decision for the next single-server boots
+# of the same request for this many seconds, re-checking the host it claims
+# (aggregates/scheduling/reuse.py); 0 decides every boot afresh, as Nova does.
+SCHEDULER_DECISION_REUSE_SECONDS = max(0.0, float(os.environ.get("SCHEDULER_DECISION_REUSE_SECONDS", "0")))
 MAX_IO_OPS_PER_HOST = env_int("MAX_IO_OPS_PER_HOST", 8)
 MAX_INSTANCES_PER_HOST = env_int("MAX_INSTANCES_PER_HOST", 50)
 AGGREGATE_IMAGE_PROPERTIES_ISOLATION_NAMESPACE = os.environ.get("AGGREGATE_IMAGE_PROPERTIES_ISOLATION_NAMESPACE", "")

@@ -293,21 +293,23 @@ class GroupSearch:
     # -- one provider per group (granular groups, or no trees and no sharing) --
 
     def single_provider_requests(self):
+        return list(self.each_single_provider_request())
+
+    def each_single_provider_request(self):
+        """The group's one-provider requests, provider by provider, lazily."""
         matching = self._single_providers()
-        if not matching:
-            return []
-        requests = []
+        search, same_provider = self.search, self.group.use_same_provider
+        amounts = list(self.resources.items())
         for rp_id, root_id in matching.items():
-            provider = self.search.providers[rp_id]
-            resources = tuple((rp_id, self.class_names[c], a) for c, a in self.resources.items())
+            provider = search.providers[rp_id]
+            resources = tuple((rp_id, self.class_names[c], a) for c, a in amounts)
             mappings = ((self.suffix, frozenset([provider.uuid])),)
-            if self.search.anchor_allowed(root_id):
-                requests.append(AllocationRequest(root_id, resources, mappings, self.group.use_same_provider))
+            if search.anchor_allowed(root_id):
+                yield AllocationRequest(root_id, resources, mappings, same_provider)
             if SHARING_TRAIT in provider.traits:
-                for anchor in sorted(self.search.sharing_anchors().get(rp_id, ())):
-                    if anchor != root_id and self.search.anchor_allowed(anchor):
-                        requests.append(AllocationRequest(anchor, resources, mappings, self.group.use_same_provider))
-        return requests
+                for anchor in sorted(search.sharing_anchors().get(rp_id, ())):
+                    if anchor != root_id and search.anchor_allowed(anchor):
+                        yield AllocationRequest(anchor, resources, mappings, same_provider)
 
     def _single_providers(self):
         """{provider id: root id} of providers that alone satisfy the group."""
@@ -454,11 +456,15 @@ def find_candidates(groups, wide, nested_aware=True):
         per_group = {}
         for suffix, group_search in group_searches.items():
             group_search.find_capacity()
-            if len(groups) == 1 and wide.limit is not None and group_search.uses_trees():
-                if nested_aware or not search.has_trees:
-                    # Tree requests come anchor by anchor, the order _combine
-                    # keeps: stop once the limit is reached.
+            if len(groups) == 1 and wide.limit is not None:
+                # Requests come anchor by anchor, the order _combine keeps
+                # (trees; single providers, each its own anchor, when no
+                # provider is shared): stop once the limit is reached.
+                if group_search.uses_trees() and (nested_aware or not search.has_trees):
                     requests = _unique(search, group_search.tree_requests(), wide.limit)
+                    return _with_providers(search, requests, nested_aware)
+                if not group_search.uses_trees() and not search.sharing:
+                    requests = _unique(search, group_search.each_single_provider_request(), wide.limit)
                     return _with_providers(search, requests, nested_aware)
             found = group_search.requests()
             if not found:

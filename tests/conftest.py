@@ -21,15 +21,17 @@ def fast_password_hashing():
 
 
 @pytest.fixture(autouse=True)
-def isolated_side_effects(settings):
+def isolated_side_effects(settings, tmp_path_factory):
     """Every test runs Celery tasks in-process (tests that need a real worker
-    start their own) and mirrors into a placement URL where nothing listens,
-    unless it points PLACEMENT_URL at a placement of its own."""
+    start their own), mirrors into a placement URL where nothing listens,
+    unless it points PLACEMENT_URL at a placement of its own, and keeps image
+    data (the demo's images, uploads) in a directory of its own."""
     from config import celery_app
 
     saved = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = True
     settings.PLACEMENT_URL = "http://127.0.0.1:9/placement"
+    settings.IMAGE_STORE_DIR = tmp_path_factory.mktemp("image-store")
     yield
     celery_app.conf.task_always_eager = saved
 

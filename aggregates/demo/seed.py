@@ -1,5 +1,6 @@
 """The demo cloud that ``manage.py seed_demo`` loads: three zones, nine
-aggregates, 46 compute hosts, a dozen flavors, and users to log in with.
+aggregates, 46 compute hosts, a dozen flavors, two images, and users to log
+in with.
 
 Everything goes through the service functions, as an operator's clicks
 would, so the audit log of a fresh demo shows how the cloud was built.
@@ -21,6 +22,8 @@ from aggregates.hosts import services as host_services
 from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity import services as identity
 from aggregates.identity.caller import ADMIN, MEMBER, READER, Caller
+from aggregates.images import services as image_services
+from aggregates.images.models import Image
 
 DEMO_PASSWORD = "corral-demo"
 
@@ -190,6 +193,7 @@ def seed(out=print):
                 services.add_host(caller, aggregate.id, host["host"])
         created.append(("aggregate", name))
     created += _seed_flavors(caller)
+    created += _seed_images(caller)
     # Instances arrive once the hosts are in their zones (a host with
     # instances cannot change zone), as the agents report them.
     for host in HOSTS:
@@ -256,6 +260,39 @@ def _seed_flavors(caller):
         if not public:
             flavor_services.add_tenant_access(caller, flavor.flavorid, PROJECTS[2][1])
         created.append(("flavor", name))
+    return created
+
+
+# Public images to boot and pre-cache: placeholder data (not a bootable
+# disk: no hypervisor runs here), and properties that meet the
+# windows-licensed aggregate's os_distro isolation.
+IMAGES = [
+    # name, disk format, properties
+    ("demo-linux", "raw", {"os_distro": "ubuntu", "os_type": "linux", "hw_architecture": "x86_64"}),
+    ("demo-windows", "raw", {"os_distro": "windows", "os_type": "windows", "hw_architecture": "x86_64"}),
+]
+IMAGE_BYTES = 256 * 1024
+
+
+def _seed_images(caller):
+    created = []
+    for name, disk_format, properties in IMAGES:
+        if Image.objects.filter(name=name).exists():
+            continue
+        image = image_services.create_image(
+            caller,
+            {
+                "name": name,
+                "disk_format": disk_format,
+                "container_format": "bare",
+                "visibility": "public",
+                **properties,
+            },
+        )
+        pattern = f"{name} placeholder image data\n".encode()
+        data = (pattern * (IMAGE_BYTES // len(pattern) + 1))[:IMAGE_BYTES]
+        image_services.upload_image_data(caller, str(image.id), [data], expected_size=len(data))
+        created.append(("image", name))
     return created
 
 

@@ -55,8 +55,10 @@ INPROCESS_URL = f"http://{INPROCESS_HOST}/placement"
 MOUNT = "placement/"
 
 # This module is also the URLconf of the in-process requests: placement at
-# /placement/, as in config/urls.py (whatever CORRAL_SERVICE says).
-urlpatterns = [path(MOUNT, include("placement.urls"))]
+# /placement/, as in config/urls.py (whatever CORRAL_SERVICE says), and the
+# reads placement serves Corral's own client alone (before placement's
+# catch-all 404).
+urlpatterns = [path(MOUNT, include("placement.internal_urls")), path(MOUNT, include("placement.urls"))]
 URLCONF = __name__
 
 

@@ -262,6 +262,24 @@ class PlacementClient:
         )
         return dict(data["usages"])
 
+    def usages_of_providers(self, provider_uuids: Iterable[uuid.UUID | str]) -> dict[str, dict[str, int]]:
+        """{provider uuid: its usages} for each of ``provider_uuids`` that
+        placement knows: one read from Corral's own placement in process,
+        one read per provider from any other."""
+        wanted = [str(value) for value in provider_uuids]
+        if self.in_process:
+            if not wanted:
+                return {}
+            data = self.read("/_corral/provider_usages", "1.0", "Reading usages", params={"uuids": ",".join(wanted)})
+            return dict(data["usages"])
+        usages = {}
+        for provider_uuid in wanted:
+            try:
+                usages[provider_uuid] = self.provider_usages(provider_uuid)
+            except ProviderNotFound:
+                continue
+        return usages
+
     def provider_traits(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> list[str]:
         """The provider's traits, sorted."""
         data = self.read(

@@ -23,6 +23,7 @@ from aggregates.scheduling.host_state import AggregateInfo, HostState
 from aggregates.scheduling.request import RequestSpec
 from aggregates.scheduling.weighers import WeighedHost, weigh_hosts
 from aggregates.servers.models import Server
+from aggregates.sql import among
 
 log = logging.getLogger("aggregates.scheduling")
 
@@ -86,7 +87,8 @@ class Decision:
                 rejected_by[fate.filter or fate.stage] += 1
         if not self.complete:
             kept = [f for f in fates if f.result == "chosen"]
-            kept += sorted((f for f in fates if f.result == "passed"), key=lambda f: -(f.weight or 0))[:ALTERNATES_KEPT]
+            alternates = (self.fates[w.host.node_uuid] for w in self.ordered)
+            kept += [f for f in alternates if f.result == "passed"][:ALTERNATES_KEPT]
             fates = kept
         return {
             "placement_query": self.query.query_string() if self.query else "",
@@ -119,7 +121,7 @@ def load_hosts(aggregates: dict[int, AggregateInfo], node_uuids: set[str] | None
     candidates. Read with plain values: this runs for every boot."""
     nodes = ComputeNode.objects.order_by("id")
     if node_uuids is not None:
-        nodes = nodes.filter(uuid__in=node_uuids)
+        nodes = nodes.filter(among(ComputeNode, "uuid", node_uuids))
     rows = list(
         nodes.values_list(
             "uuid",
@@ -137,19 +139,19 @@ def load_hosts(aggregates: dict[int, AggregateInfo], node_uuids: set[str] | None
     names = {row[1] for row in rows}
     services = {
         pk: (disabled, reason or "", up)
-        for pk, disabled, reason, up in Service.objects.filter(id__in={row[3] for row in rows})
+        for pk, disabled, reason, up in Service.objects.filter(among(Service, "id", {row[3] for row in rows}))
         .annotate(up=Case(When(up_q(), then=Value(True)), default=Value(False), output_field=BooleanField()))
         .values_list("id", "disabled", "disabled_reason", "up")
     }
     by_host: dict[str, list[AggregateInfo]] = defaultdict(list)
     memberships = AggregateHost.objects.values_list("host", "aggregate_id")
     if node_uuids is not None:
-        memberships = memberships.filter(host__in=names)
+        memberships = memberships.filter(among(AggregateHost, "host", names))
     for host, aggregate_id in memberships:
         by_host[host].append(aggregates[aggregate_id])
     servers = Server.objects.filter(deleted_at__isnull=True, node_uuid__isnull=False)
     if node_uuids is not None:
-        servers = servers.filter(node_uuid__in=node_uuids)
+        servers = servers.filter(among(Server, "node_uuid", node_uuids))
     counts = {
         node_uuid: (n, io)
         for node_uuid, n, io in servers.values("node_uuid")
@@ -396,7 +398,14 @@ def decide(spec: RequestSpec, placement: PlacementClient, full: bool = True) -> 
     # Forced hosts skip the filters, as in Nova.
     passing = candidates if forced else run_filters(candidates, spec, enabled, decision)
     decision.ordered = weigh_hosts(passing, spec)
-    for weighed in decision.ordered:
+    record_weights(decision)
+    return decision
+
+
+def record_weights(decision: Decision, first: int | None = None) -> None:
+    """The fate of every host still in ``decision.ordered`` (or of its
+    ``first`` hosts): passed, with its weights."""
+    for weighed in decision.ordered[:first]:
         decision.fates[weighed.host.node_uuid] = HostFate(
             weighed.host.host,
             weighed.host.node,
@@ -407,7 +416,6 @@ def decide(spec: RequestSpec, placement: PlacementClient, full: bool = True) -> 
             weight=round(weighed.weight, 6),
             weights={name: round(value, 6) for name, value in weighed.weights.items()},
         )
-    return decision
 
 
 def pick_order(decision: Decision) -> list[WeighedHost]:
@@ -440,3 +448,53 @@ def refilter(decision: Decision, spec: RequestSpec, placed: HostState) -> None:
                 hosts = [h for h in hosts if h is not placed]
                 break
     decision.ordered = weigh_hosts(hosts, spec)
+
+
+class Recheck:
+    """Whether a host an earlier decision chose for the same request may still
+    take it, judged on the cloud as it is now: the aggregates and the
+    placement query built afresh, the host's own state read again (service,
+    aggregates, instance counts), its pre-filter exclusions and host filters
+    run on it, and its provider's traits read when the request requires or
+    forbids any. Placement checks the room when the claim is made."""
+
+    def __init__(self, spec: RequestSpec, placement: PlacementClient, query: prefilters.PlacementQuery) -> None:
+        self.spec = spec
+        self.placement = placement
+        self.aggregates = load_aggregates()
+        self.query = query
+        self.enabled = host_filters.enabled_filters(settings.ENABLED_FILTERS)
+
+    @classmethod
+    def current_query(cls, spec: RequestSpec) -> prefilters.PlacementQuery | None:
+        """The placement query ``spec`` would be decided with now (None: a pre-filter refuses it)."""
+        try:
+            return prefilters.build_query(spec, list(load_aggregates().values()))
+        except prefilters.NoValidHostForRequest:
+            return None
+
+    def refresh(self, host: HostState) -> tuple[str, str] | None:
+        """Refresh ``host`` from the database in place; (filter, reason) when it
+        may no longer take the request, None when it may."""
+        found = load_hosts(self.aggregates, {host.node_uuid})
+        if not found:
+            return "recheck", f"host {host.host}'s compute node is gone"
+        now = found[0]
+        for name in ("aggregates", "availability_zone", "service_disabled", "disabled_reason", "service_up"):
+            setattr(host, name, getattr(now, name))
+        host.num_instances, host.num_io_ops = now.num_instances, now.num_io_ops
+        host.forget_derived()
+        verdict = self.query.excluded_by(host)
+        if verdict is not None:
+            return verdict
+        for host_filter in self.enabled:
+            reason = host_filter.host_passes(host, self.spec)
+            if reason is not None:
+                return host_filter.name, reason
+        wanted = self.query.required | self.query.root_required
+        unwanted = self.query.root_forbidden - {prefilters.DISABLED_TRAIT}
+        if wanted or unwanted:
+            traits = set(self.placement.provider_traits(host.node_uuid))
+            if not wanted <= traits or traits & unwanted:
+                return "traits", f"host {host.host}'s provider no longer has the traits the request requires"
+        return None

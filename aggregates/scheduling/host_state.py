@@ -4,6 +4,7 @@ placement reports them. Built for every compute node by ``engine``; the
 filters and weighers read it and never touch the database or placement."""
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -11,6 +12,12 @@ class AggregateInfo:
     uuid: str
     name: str
     metadata: dict[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def split_metadata(self) -> dict[str, frozenset[str]]:
+        """Each key's value split on ',' and stripped ("a, b" gives {"a", "b"}),
+        worked out once per aggregate, not once per host that is in it."""
+        return {key: frozenset(part.strip() for part in value.split(",")) for key, value in self.metadata.items()}
 
 
 @dataclass
@@ -45,6 +52,13 @@ class HostState:
     instance_uuids: set[str] = field(default_factory=set)
     # metadata.metadata_by_host's answer, kept for the decision's filters.
     metadata_cache: dict[str, set[str]] | None = field(default=None, repr=False, compare=False)
+    # Weight multipliers resolved over the host's aggregates, by (key, default).
+    multiplier_cache: dict[tuple[str, float], float] = field(default_factory=dict, repr=False, compare=False)
+
+    def forget_derived(self) -> None:
+        """Drop what was worked out from the aggregates (they changed)."""
+        self.metadata_cache = None
+        self.multiplier_cache = {}
 
     @property
     def free_ram_mb(self) -> float:

@@ -23,8 +23,11 @@ def metadata_by_host(host: HostState) -> dict[str, set[str]]:
         return host.metadata_cache
     merged: dict[str, set[str]] = {}
     for aggregate in host.aggregates:
-        for key, value in aggregate.metadata.items():
-            merged.setdefault(key, set()).update(part.strip() for part in value.split(","))
+        for key, values in aggregate.split_metadata.items():
+            if key in merged:
+                merged[key].update(values)
+            else:
+                merged[key] = set(values)
     host.metadata_cache = merged
     return merged
 

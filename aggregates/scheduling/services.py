@@ -3,16 +3,20 @@ for servers, explain a decision without claiming, release a claim. Placement
 is called through the placement client, never with a transaction open."""
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.conf import settings
 
 from aggregates.errors import Unavailable
 from aggregates.flavors.models import Flavor
 from aggregates.identity.caller import Caller
 from aggregates.images.models import Image
 from aggregates.mirroring.placement_client import PlacementClient, PlacementError, client
-from aggregates.scheduling import boot_request, engine
+from aggregates.scheduling import boot_request, engine, reuse
+from aggregates.scheduling.host_state import HostState
 from aggregates.scheduling.models import SchedulingDecision
 from aggregates.scheduling.request import FlavorSpec, ImageSpec, RequestSpec
 from aggregates.servers.models import Server
@@ -165,29 +169,27 @@ def schedule_and_claim(spec: RequestSpec, consumer_uuids: list[str]) -> Schedule
 
 
 def _place(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> ScheduleResult:
-    """The scheduling loop of boots and moves: decide, then for each consumer
+    """The scheduling loop of boots and moves: decide (or reuse this worker's
+    recent decision for the same boot, ``reuse``), then for each consumer
     try the hosts in order until ``claim`` (consumer, allocation request)
     holds; a failure is explained host by host."""
     placement = client()
-    decision = _decide(spec, placement, full=False)
+    reuse_key, kept = _kept_decision(spec, len(consumer_uuids))
+    recheck = None
+    if kept is not None:
+        decision = kept.decision
+        recheck = engine.Recheck(spec, placement, decision.query)  # type: ignore[arg-type]
+        _reset_for_reuse(decision, kept)
+    else:
+        decision = _decide(spec, placement, full=False)
     result = ScheduleResult()
     chosen_hosts: list[str] = []
     for index, consumer_uuid in enumerate(consumer_uuids):
-        placed = None
-        for weighed in engine.pick_order(decision):
-            host = weighed.host
-            allocation = decision.allocation_requests.get(host.node_uuid)
-            if allocation is None:
-                continue
-            try:
-                claimed = claim(consumer_uuid, allocation)
-            except PlacementError as failed:
-                raise Unavailable(f"Claiming resources is not possible now: {failed}") from failed
-            if claimed:
-                placed = host
-                break
-            fate = decision.fates[host.node_uuid]
-            fate.reason += "; its claim lost a race for the last room (placement answered 409), the next host was tried"
+        placed = _claim_first(decision, consumer_uuid, claim, recheck)
+        if placed is None and recheck is not None:
+            # The reused decision has no host left that may take it: decide afresh.
+            decision, recheck, kept = _decide(spec, placement, full=False), None, None
+            placed = _claim_first(decision, consumer_uuid, claim, None)
         if placed is None:
             result.failed.append(consumer_uuid)
             continue
@@ -212,7 +214,73 @@ def _place(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> Schedu
             decision.fates[uuid].reason += "; a claim here lost a race for the last room (placement answered 409)"
         result.fault_message = fault_message(decision)
     result.decision = _record(spec, decision, outcome)
+    if reuse_key and placed is not None and decision.query is not None:
+        # Kept for the next boot of the same request, as it stands after this one.
+        engine.refilter(decision, spec, placed)
+        # The explanation of a boot keeps the best alternates only: their weights as they are now.
+        engine.record_weights(decision, first=engine.ALTERNATES_KEPT + settings.HOST_SUBSET_SIZE + 1)
+        decided_at = kept.decided_at if kept is not None else time.monotonic()
+        reuse.keep(reuse.key_for(spec, decision.query.query_string()), reuse.Kept(decision, decided_at))
     return result
+
+
+def _kept_decision(spec: RequestSpec, servers: int) -> tuple[str, reuse.Kept | None]:
+    """(the reuse key, or "" when this boot may not reuse a decision; the kept decision, if any)."""
+    if not reuse.reusable(spec, servers):
+        return "", None
+    query = engine.Recheck.current_query(spec)
+    if query is None:
+        return "", None
+    key = reuse.key_for(spec, query.query_string())
+    return key, reuse.take(key)
+
+
+def _reset_for_reuse(decision: engine.Decision, kept: reuse.Kept) -> None:
+    """A kept decision serves a new boot: no host is chosen yet, and its
+    explanation says that it was reused and how old it is."""
+    for fate in decision.fates.values():
+        if fate.result == "chosen":
+            fate.result = "passed"
+    decision.chosen = []
+    age = (time.monotonic() - kept.decided_at) * 1000
+    note = (
+        f"decision reused: made {age:.0f} ms earlier for the same request (SCHEDULER_DECISION_REUSE_SECONDS), "
+        "the servers placed since accounted for; the chosen host was re-checked as it is now"
+    )
+    decision.notes = [n for n in decision.notes if not n.startswith("decision reused:")] + [note]
+
+
+def _claim_first(
+    decision: engine.Decision, consumer_uuid: str, claim: Claim, recheck: engine.Recheck | None
+) -> HostState | None:
+    """Claim for ``consumer_uuid`` on the first host, in pick order, that
+    takes it (re-checked first when the decision is reused); the host, or
+    None when none does. Hosts that may no longer take it leave the decision."""
+    for weighed in engine.pick_order(decision):
+        host = weighed.host
+        allocation = decision.allocation_requests.get(host.node_uuid)
+        if allocation is None:
+            continue
+        if recheck is not None:
+            verdict = recheck.refresh(host)
+            if verdict is not None:
+                name, reason = verdict
+                decision.fates[host.node_uuid] = engine.HostFate(
+                    host.host, host.node, "rejected", "filter", name, reason
+                )
+                decision.ordered = [w for w in decision.ordered if w.host is not host]
+                continue
+        try:
+            claimed = claim(consumer_uuid, allocation)
+        except PlacementError as failed:
+            raise Unavailable(f"Claiming resources is not possible now: {failed}") from failed
+        if claimed:
+            return host
+        fate = decision.fates[host.node_uuid]
+        fate.reason += "; its claim lost a race for the last room (placement answered 409), the next host was tried"
+        if recheck is not None:
+            decision.ordered = [w for w in decision.ordered if w.host is not host]
+    return None
 
 
 # --- moves ---------------------------------------------------------------------

@@ -28,8 +28,16 @@ class Weigher:
     def default_multiplier(self) -> float:
         return float(getattr(settings, self.key.upper()))
 
-    def multiplier(self, host: HostState) -> float:
-        return metadata.numeric_value(host, self.key, self.default_multiplier(), cast=float)
+    def multiplier(self, host: HostState, default: float | None = None) -> float:
+        """The host's multiplier: the setting (``default``, when the caller
+        read it already), unless the host's aggregates override it."""
+        if default is None:
+            default = self.default_multiplier()
+        cached = host.multiplier_cache.get((self.key, default))
+        if cached is None:
+            cached = metadata.numeric_value(host, self.key, default, cast=float)
+            host.multiplier_cache[(self.key, default)] = cached
+        return cached
 
     def raw(self, host: HostState, spec: RequestSpec) -> float:
         raise NotImplementedError
@@ -126,9 +134,10 @@ def weigh_hosts(
         raws = [weigher.raw(host, spec) for host in hosts]
         if weigher.minval is not None:
             raws = [max(raw, weigher.minval) for raw in raws]
+        default = weigher.default_multiplier()
         for entry, normalized in zip(weighed, normalize(raws, weigher.minval), strict=True):
             # "+ 0.0" turns -0.0 (a negative multiplier times 0) into 0.0.
-            score = weigher.multiplier(entry.host) * normalized + 0.0
+            score = weigher.multiplier(entry.host, default) * normalized + 0.0
             entry.weights[weigher.name] = score
             entry.weight += score
     return sorted(weighed, key=lambda entry: entry.weight, reverse=True)

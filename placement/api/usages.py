@@ -1,5 +1,7 @@
 """/resource_providers/{uuid}/usages and /usages (1.9+)."""
 
+import uuid
+
 from placement import errors
 from placement.services import allocations as allocation_service
 from placement.services import providers as provider_service
@@ -34,3 +36,19 @@ def total_usages(request):
     else:
         usages = allocation_service.total_usages(project_id, user_id)
     return json_response(request, {"usages": usages})
+
+
+@handler(returns_json=True)
+def usages_of_providers(request):
+    """Corral's own, served only to its in-process placement client (never
+    on the public URLconf, see placement/internal_urls.py): the usages of
+    many providers in one read, ``?uuids=<uuid>,<uuid>...``, as
+    ``{"usages": {uuid: {class: used}}}``; unknown providers are left out."""
+    authorize(request, "placement:resource_providers:usages")
+    uuids = [value for value in request.GET.get("uuids", "").split(",") if value]
+    for value in uuids:
+        try:
+            uuid.UUID(value)
+        except ValueError:
+            raise errors.Invalid(f"Invalid query string parameters: {value!r} is not a uuid") from None
+    return json_response(request, {"usages": allocation_service.usages_of_providers(uuids)})

@@ -427,3 +427,25 @@ def delete_consumer_allocations(consumer_uuid: str) -> None:
         if consumer is None or not Allocation.objects.filter(consumer=consumer).exists():
             raise errors.NotFound(f"No allocations for consumer '{consumer_uuid}'")
         consumer.delete()
+
+
+def usages_of_providers(uuids: Iterable[str]) -> dict[str, dict[str, int]]:
+    """{provider uuid: {class name: used}} for each of ``uuids`` that exists,
+    what ``provider_usages`` gives for one, in three queries for all."""
+    uuid_of = dict(ResourceProvider.objects.filter(uuid__in=list(uuids)).values_list("id", "uuid"))
+    usages: dict[str, dict[str, int]] = {str(uuid): {} for uuid in uuid_of.values()}
+    for provider_id, name in Inventory.objects.filter(resource_provider_id__in=uuid_of).values_list(
+        "resource_provider_id", "resource_class__name"
+    ):
+        usages[str(uuid_of[provider_id])][name] = 0
+    used = (
+        Allocation.objects.filter(resource_provider_id__in=uuid_of)
+        .values("resource_provider_id", "resource_class__name")
+        .annotate(used=Sum("used"))
+        .values_list("resource_provider_id", "resource_class__name", "used")
+    )
+    for provider_id, name, amount in used:
+        classes = usages[str(uuid_of[provider_id])]
+        if name in classes:
+            classes[name] = amount
+    return usages

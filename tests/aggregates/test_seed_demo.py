@@ -9,6 +9,8 @@ from aggregates.demo import seed as demo
 from aggregates.flavors.models import Flavor
 from aggregates.host_aggregates.models import Aggregate, AggregateMetadata
 from aggregates.hosts.models import Service
+from aggregates.images.models import Image
+from aggregates.images.services import properties_of
 
 
 def every_row():
@@ -31,6 +33,11 @@ def test_seed_builds_the_demo_cloud_and_a_second_run_changes_nothing(db):
         "az3",
     }
     assert Service.objects.filter(disabled=True).count() == len(demo.DISABLED_HOSTS)
+    images = {image.name: image for image in Image.objects.all()}
+    assert set(images) == {"demo-linux", "demo-windows"}
+    for image in images.values():
+        assert (image.status, image.visibility, image.size) == (Image.ACTIVE, Image.PUBLIC, demo.IMAGE_BYTES)
+    assert properties_of(images["demo-windows"])["os_distro"] == "windows"
 
     before = every_row()
     out = StringIO()

@@ -5,6 +5,9 @@ database the suite runs on (PostgreSQL in CI, SQLite by default)."""
 
 from collections import Counter
 
+import pytest
+
+from aggregates.scheduling import reuse
 from aggregates.scheduling.models import SchedulingDecision
 from aggregates.servers.models import Server
 from tests.helpers import run_together
@@ -16,7 +19,10 @@ HOSTS = 10
 PER_HOST = 4
 
 
-def test_fifty_parallel_boots_into_room_for_forty(cloud, admin_api, settings):
+@pytest.mark.parametrize("reuse_seconds", [0, 60], ids=["fresh-decisions", "decision-reuse"])
+def test_fifty_parallel_boots_into_room_for_forty(cloud, admin_api, settings, reuse_seconds):
+    settings.SCHEDULER_DECISION_REUSE_SECONDS = reuse_seconds
+    reuse.forget_all()
     settings.ENABLED_FILTERS = ["ComputeFilter", "AggregateInstanceExtraSpecsFilter"]
     # 512 MB reserved + 4 x 1024 MB: exactly four servers of the flavor per host.
     names = [f"c{i}" for i in range(HOSTS)]

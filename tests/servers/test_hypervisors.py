@@ -77,3 +77,38 @@ def test_servers_route_and_with_servers_list_the_servers(cloud, admin_api):
     assert [entry["uuid"] for entry in shown["servers"]] == [server_id]
     other = [item for item in admin_api.get("/os-hypervisors?with_servers=1", version="2.75").json()["hypervisors"]]
     assert {item["hypervisor_hostname"]: len(item["servers"]) for item in other} == {"h1": 1, "h2": 0}
+
+
+def test_a_listing_reads_every_node_usage_from_its_own_placement_in_one_request(cloud, admin_api, monkeypatch):
+    from aggregates.mirroring.placement_client import PlacementClient
+
+    nodes = cloud.hosts("h1", "h2", "h3", vcpus=8, memory_mb=4096, local_gb=100)
+    flavor, image = cloud.flavor(vcpus=2, ram=1024, disk=10), cloud.image()
+    boot(admin_api, flavor, image, "a")
+    boot(admin_api, flavor, image, "b")
+    sent = []
+    real = PlacementClient.request
+
+    def counted(self, method, path, *args, **kwargs):
+        sent.append((method, path))
+        return real(self, method, path, *args, **kwargs)
+
+    monkeypatch.setattr(PlacementClient, "request", counted)
+    items = admin_api.get("/os-hypervisors/detail", version="2.87").json()["hypervisors"]
+    assert [path for _method, path in sent] == ["/_corral/provider_usages"]
+    used = {item["hypervisor_hostname"]: (item["vcpus_used"], item["memory_mb_used"]) for item in items}
+    assert sorted(used.values()) == [(0, 0), (2, 1024), (2, 1024)]
+    for node in nodes:
+        assert used[node.hypervisor_hostname] == (
+            cloud.usages(node.uuid).get("VCPU", 0),
+            cloud.usages(node.uuid).get("MEMORY_MB", 0),
+        )
+
+
+def test_the_many_providers_read_is_not_on_placements_public_routes(admin_api):
+    from tests.conftest import ApiClient
+
+    placement = ApiClient(admin_api.token, prefix="/placement")
+    response = placement.get("/_corral/provider_usages?uuids=")
+    assert response.status_code == 404
+    assert response.json()["errors"][0]["status"] == 404

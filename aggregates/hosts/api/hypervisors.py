@@ -10,7 +10,7 @@ from aggregates.compute_api.validation import path_int
 from aggregates.hosts import schemas, serializers
 from aggregates.hosts import services as host_services
 from aggregates.hosts.models import Service, instances_by_node
-from aggregates.mirroring.placement_client import PlacementError, PlacementUnreachable, client
+from aggregates.mirroring.placement_client import PlacementError, client
 from aggregates.servers import services as server_services
 from aggregates.value_schemas import to_bool
 
@@ -33,14 +33,14 @@ def usages_now(nodes, version):
     if version >= (2, 88) or not nodes:
         return {}
     counts = instances_by_node(nodes)
-    placement = client()
+    try:
+        by_provider = client().usages_of_providers(node.uuid for node in nodes)
+    except PlacementError:
+        return {}
     usages = {}
     for node in nodes:
-        try:
-            used = placement.provider_usages(node.uuid)
-        except PlacementUnreachable:
-            break  # the next nodes would wait for it in turn
-        except PlacementError:
+        used = by_provider.get(str(node.uuid))
+        if used is None:
             continue
         usages[node.id] = {
             "vcpus_used": used.get("VCPU", 0),
