@@ -134,17 +134,6 @@ def make_host(db, system):
     return _make
 
 
-def pytest_collection_modifyitems(config, items):
-    from django.db import connection
-
-    if connection.vendor == "postgresql":
-        return
-    skip = pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL=postgres://...)")
-    for item in items:
-        if "postgres_only" in item.keywords:
-            item.add_marker(skip)
-
-
 def pytest_terminal_summary(terminalreporter):
     """Everything pip can install runs (tests/provision.py); only the browser
     tests may skip, and then one line says how to enable them."""

@@ -33,7 +33,6 @@ def usage(placement, provider):
     return placement.get(f"/resource_providers/{provider}/usages").json()["usages"]
 
 
-@pytest.mark.postgres_only
 @pytest.mark.django_db(transaction=True)
 def test_racing_claims_for_the_last_units_never_overcommit(noauth):
     placement = PlacementClient()
@@ -70,7 +69,6 @@ def test_racing_claims_for_the_last_units_never_overcommit(noauth):
     assert placement.get(f"/resource_providers/{hot}").json()["generation"] == generation_before + 5
 
 
-@pytest.mark.postgres_only
 @pytest.mark.django_db(transaction=True)
 def test_racing_replacements_of_one_consumer_keep_one_winner(noauth):
     placement = PlacementClient()
@@ -119,7 +117,6 @@ def _fresh_owner_write(kind, provider, vcpus):
     return response.status_code, response.json() if response.content else None
 
 
-@pytest.mark.postgres_only
 @pytest.mark.django_db(transaction=True)
 def test_racing_writes_creating_the_same_new_project_all_succeed(noauth):
     """The owner rows are created in each write's transaction: concurrent
@@ -148,7 +145,6 @@ def test_racing_writes_creating_the_same_new_project_all_succeed(noauth):
     assert usages == {"FRESH": {"VCPU": 16, "consumer_count": 16}}
 
 
-@pytest.mark.postgres_only
 @pytest.mark.django_db(transaction=True)
 def test_racing_refused_writes_leave_no_owner_rows(noauth):
     """Every racer creates the same new project and is refused: nothing stays."""
