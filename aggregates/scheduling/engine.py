@@ -458,20 +458,29 @@ class Recheck:
     run on it, and its provider's traits read when the request requires or
     forbids any. Placement checks the room when the claim is made."""
 
-    def __init__(self, spec: RequestSpec, placement: PlacementClient, query: prefilters.PlacementQuery) -> None:
+    def __init__(
+        self,
+        spec: RequestSpec,
+        placement: PlacementClient,
+        aggregates: dict[int, AggregateInfo],
+        query: prefilters.PlacementQuery,
+    ) -> None:
         self.spec = spec
         self.placement = placement
-        self.aggregates = load_aggregates()
+        self.aggregates = aggregates
         self.query = query
         self.enabled = host_filters.enabled_filters(settings.ENABLED_FILTERS)
 
     @classmethod
-    def current_query(cls, spec: RequestSpec) -> prefilters.PlacementQuery | None:
-        """The placement query ``spec`` would be decided with now (None: a pre-filter refuses it)."""
+    def now(cls, spec: RequestSpec, placement: PlacementClient) -> "Recheck | None":
+        """A Recheck with the aggregates as they are now and the placement
+        query ``spec`` would be decided with now (None: a pre-filter refuses it)."""
+        aggregates = load_aggregates()
         try:
-            return prefilters.build_query(spec, list(load_aggregates().values()))
+            query = prefilters.build_query(spec, list(aggregates.values()))
         except prefilters.NoValidHostForRequest:
             return None
+        return cls(spec, placement, aggregates, query)
 
     def refresh(self, host: HostState) -> tuple[str, str] | None:
         """Refresh ``host`` from the database in place; (filter, reason) when it

@@ -174,14 +174,12 @@ def _place(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> Schedu
     try the hosts in order until ``claim`` (consumer, allocation request)
     holds; a failure is explained host by host."""
     placement = client()
-    reuse_key, kept = _kept_decision(spec, len(consumer_uuids))
-    recheck = None
+    reuse_key, kept, recheck = _kept_decision(spec, len(consumer_uuids), placement)
     if kept is not None:
         decision = kept.decision
-        recheck = engine.Recheck(spec, placement, decision.query)  # type: ignore[arg-type]
         _reset_for_reuse(decision, kept)
     else:
-        decision = _decide(spec, placement, full=False)
+        decision, recheck = _decide(spec, placement, full=False), None
     result = ScheduleResult()
     chosen_hosts: list[str] = []
     for index, consumer_uuid in enumerate(consumer_uuids):
@@ -224,15 +222,18 @@ def _place(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> Schedu
     return result
 
 
-def _kept_decision(spec: RequestSpec, servers: int) -> tuple[str, reuse.Kept | None]:
-    """(the reuse key, or "" when this boot may not reuse a decision; the kept decision, if any)."""
+def _kept_decision(
+    spec: RequestSpec, servers: int, placement: PlacementClient
+) -> tuple[str, reuse.Kept | None, engine.Recheck | None]:
+    """The reuse key ("" when this boot may not reuse a decision), the kept
+    decision if any, and how to re-check its hosts as the cloud is now."""
     if not reuse.reusable(spec, servers):
-        return "", None
-    query = engine.Recheck.current_query(spec)
-    if query is None:
-        return "", None
-    key = reuse.key_for(spec, query.query_string())
-    return key, reuse.take(key)
+        return "", None, None
+    recheck = engine.Recheck.now(spec, placement)
+    if recheck is None:
+        return "", None, None
+    key = reuse.key_for(spec, recheck.query.query_string())
+    return key, reuse.take(key), recheck
 
 
 def _reset_for_reuse(decision: engine.Decision, kept: reuse.Kept) -> None:
