@@ -11,24 +11,10 @@ from aggregates.host_aggregates.models import Aggregate, AggregateHost, Aggregat
 
 
 @pytest.fixture
-def hosts(make_host):
-    for name in ("node1", "node2", "node3"):
-        make_host(name)
-
-
-@pytest.fixture
 def fast_io(system, hosts):
     aggregate = services.create_aggregate(system, "fast-io", "nova")
     services.set_metadata(system, aggregate.id, {"ssd": "true"})
     services.add_host(system, aggregate.id, "node1")
-    return aggregate
-
-
-@pytest.fixture
-def other_zone(system, hosts):
-    """node3 is in zone az2."""
-    aggregate = services.create_aggregate(system, "az2-general", "az2")
-    services.add_host(system, aggregate.id, "node3")
     return aggregate
 
 

@@ -17,12 +17,6 @@ def messages_of(response):
     return [str(m) for m in get_messages(response.wsgi_request)]
 
 
-@pytest.fixture
-def hosts(make_host):
-    for name in ("node1", "node2", "node3"):
-        make_host(name)
-
-
 def state(host):
     service = Service.objects.get(host=host, binary=Service.COMPUTE)
     return service.disabled, service.disabled_reason

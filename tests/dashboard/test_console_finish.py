@@ -18,19 +18,6 @@ from aggregates.identity import services as identity
 
 
 @pytest.fixture
-def hosts(make_host):
-    for name in ("node1", "node2", "node3"):
-        make_host(name)
-
-
-@pytest.fixture
-def az2(system, hosts):
-    aggregate = services.create_aggregate(system, "az2-general", "az2")
-    services.add_host(system, aggregate.id, "node3")
-    return aggregate
-
-
-@pytest.fixture
 def fast_io(system, hosts):
     aggregate = services.create_aggregate(system, "fast-io", "az1")
     services.set_metadata(system, aggregate.id, {"ssd": "true", "tier": "gold"})
@@ -45,7 +32,7 @@ def active_nav(html):
 # --- refusals: one highlighted item, and a refresh loads the page instead of posting -----------
 
 
-def test_a_refused_add_hosts_highlights_only_aggregates_and_names_the_page_to_reload(admin_client, fast_io, az2):
+def test_a_refused_add_hosts_highlights_only_aggregates_and_names_the_page_to_reload(admin_client, fast_io, other_zone):
     response = admin_client.post(f"/aggregates/{fast_io.id}/hosts/add/", {"hosts": ["node3"]})
     assert response.status_code == 400
     html = response.content.decode()
@@ -84,7 +71,7 @@ def test_pages_answering_a_get_name_no_page_to_reload(admin_client, fast_io):
 # --- create: the operator's words, and the default-zone warning -------------------------------
 
 
-def test_a_refused_create_names_what_was_typed_and_says_nothing_was_created(admin_client, az2):
+def test_a_refused_create_names_what_was_typed_and_says_nothing_was_created(admin_client, other_zone):
     before = Aggregate.objects.count()
     response = admin_client.post(
         "/aggregates/new/", {"name": "fast-io", "availability_zone": "az1", "hosts": "node1\nnode3"}
@@ -154,7 +141,7 @@ def test_metadata_removal_is_named(admin_client, fast_io):
 # --- zones: one card per zone, and the overview agrees ---------------------------------------
 
 
-def test_one_default_zone_card_holds_both_kinds_of_host(admin_client, system, hosts, az2):
+def test_one_default_zone_card_holds_both_kinds_of_host(admin_client, system, hosts, other_zone):
     pinned = services.create_aggregate(system, "pinned", "nova")
     services.add_host(system, pinned.id, "node2")
     response = admin_client.get("/zones/")
@@ -166,7 +153,7 @@ def test_one_default_zone_card_holds_both_kinds_of_host(admin_client, system, ho
     assert response.content.decode().count('id="zone-nova"') == 1
 
 
-def test_the_overview_counts_the_zones_the_zones_page_shows(admin_client, system, hosts, az2):
+def test_the_overview_counts_the_zones_the_zones_page_shows(admin_client, system, hosts, other_zone):
     Service.objects.create(host="controller", binary="nova-scheduler", topic="scheduler")
     services.create_aggregate(system, "empty-zone", "az9")
     cards = admin_client.get("/zones/").context["cards"]

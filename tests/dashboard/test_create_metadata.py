@@ -9,19 +9,6 @@ from aggregates.host_aggregates import services
 from aggregates.host_aggregates.models import Aggregate, AggregateMetadata
 
 
-@pytest.fixture
-def hosts(make_host):
-    for name in ("node1", "node2", "node3"):
-        make_host(name)
-
-
-@pytest.fixture
-def other_zone(system, hosts):
-    aggregate = services.create_aggregate(system, "az2-general", "az2")
-    services.add_host(system, aggregate.id, "node3")
-    return aggregate
-
-
 def test_create_with_metadata_lines(admin_client, hosts):
     response = admin_client.post(
         "/aggregates/new/",
