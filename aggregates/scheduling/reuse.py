@@ -8,7 +8,8 @@ of one flavor into one zone asks the same question again and again. Within
 the window the worker keeps the decision it made (the hosts that passed,
 in weight order, with placement's allocation request for each), accounts
 for the servers it placed since (as for the instances of one multi-server
-request), and for each boot re-checks only the host it is about to claim
+request), keeps its best HOSTS_KEPT hosts, and for each boot re-checks only
+the host it is about to claim
 (``engine.Recheck``: its service, aggregates, pre-filter exclusions, host
 filters and traits as they are now). Placement still refuses a claim on a
 host without room. What reuse trades: a host that became better elsewhere
@@ -31,6 +32,10 @@ from aggregates.scheduling.request import RequestSpec
 
 # Decisions kept per process, at most (the oldest go first).
 MAX_KEPT = 64
+# Hosts a kept decision keeps: its best ones in weight order. Every reuse
+# re-weighs them (normalised among themselves); when none is left that may
+# take the server, the boot decides afresh.
+HOSTS_KEPT = 100
 
 
 @dataclass

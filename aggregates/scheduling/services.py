@@ -213,8 +213,10 @@ def _place(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> Schedu
         result.fault_message = fault_message(decision)
     result.decision = _record(spec, decision, outcome)
     if reuse_key and placed is not None and decision.query is not None:
-        # Kept for the next boot of the same request, as it stands after this one.
+        # Kept for the next boot of the same request, as it stands after this
+        # one, with its best hosts only (re-weighed after every boot).
         engine.refilter(decision, spec, placed)
+        decision.ordered = decision.ordered[: reuse.HOSTS_KEPT]
         # The explanation of a boot keeps the best alternates only: their weights as they are now.
         engine.record_weights(decision, first=engine.ALTERNATES_KEPT + settings.HOST_SUBSET_SIZE + 1)
         decided_at = kept.decided_at if kept is not None else time.monotonic()

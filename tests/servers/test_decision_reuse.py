@@ -125,3 +125,19 @@ def test_moves_and_multi_server_boots_never_reuse(cloud, admin_api, decisions):
         assert response.status_code == 202, response.content
     assert len(decisions) == 2
     assert Server.objects.filter(vm_state="active").count() == 4
+
+
+def test_a_kept_decision_keeps_its_best_hosts_and_decides_afresh_when_they_are_full(
+    cloud, admin_api, decisions, monkeypatch
+):
+    monkeypatch.setattr(reuse, "HOSTS_KEPT", 2)
+    # Room for one server of the flavor on each host.
+    cloud.hosts("h1", "h2", "h3", "h4", vcpus=16, memory_mb=512 + 1024, local_gb=100)
+    flavor, image = cloud.flavor(ram=1024), cloud.image()
+    servers = [boot(admin_api, cli_body(flavor, image, f"vm{i}")) for i in range(4)]
+    assert [s.vm_state for s in servers] == ["active"] * 4
+    assert sorted(s.host for s in servers) == ["h1", "h2", "h3", "h4"]
+    # The first boot decided and kept two hosts, the next two used them, the last decided afresh.
+    assert len(decisions) == 2
+    refused = boot(admin_api, cli_body(flavor, image, "vm5"))
+    assert refused.vm_state == "error" and cloud.allocations(str(refused.uuid)) == {}
