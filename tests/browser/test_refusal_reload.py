@@ -115,8 +115,9 @@ def test_delete_selected_aggregates_after_the_confirm_step(page, demo_url, zones
     _, a, b = zones_apart
     log_in(page, demo_url, "admin")
     page.goto(f"{demo_url}/aggregates/?name=reload")
-    page.check(f"#select-{a.id}")
-    page.check(f"#select-{b.id}")
+    # The header box checks every row of the filtered list (both reload aggregates).
+    page.check("[data-select-all=bulk-delete]")
+    assert page.is_checked(f"#select-{a.id}") and page.is_checked(f"#select-{b.id}")
     page.click("button:has-text('Delete selected')")
     expect(page.locator("h1")).to_contain_text("Delete 2 aggregates?")
     page.click("button:has-text('Delete 2 aggregates')")

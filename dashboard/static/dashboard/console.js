@@ -35,8 +35,22 @@
     });
   }
 
+  // A header checkbox with data-select-all="<form id>" checks or clears
+  // every row checkbox of that form in its table.
+  document.addEventListener("change", function (event) {
+    var all = event.target;
+    var formId = all.getAttribute && all.getAttribute("data-select-all");
+    if (!formId) { return; }
+    var table = all.closest("table");
+    table.querySelectorAll('input[type=checkbox][form="' + formId + '"]').forEach(function (box) {
+      if (!box.disabled) { box.checked = all.checked; }
+    });
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("form[data-live-target]").forEach(liveSearch);
+    // The select-all boxes need the script: hidden until it runs.
+    document.querySelectorAll("[data-select-all]").forEach(function (box) { box.hidden = false; });
   });
 })();
 
