@@ -110,7 +110,7 @@ AGGREGATES = [
     (
         "windows-licensed",
         None,
-        {"os_distro": "windows", "instance_type": "m1.large,m1.xlarge"},
+        {"os_distro": "windows", "instance_type": "m1.large,m1.xlarge,win.large"},
         lambda h: h["zone"] == "az2" and int(h["host"][-2:]) in (1, 2, 3),
     ),
 ]

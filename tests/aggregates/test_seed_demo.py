@@ -77,3 +77,21 @@ def test_demo_api_views_match_the_demo(db, admin_api):
     assert acme["hosts"] == demo.ACME_HOSTS
     specs = admin_api.get("/flavors/ssd.xlarge/os-extra_specs", version="2.86").json()["extra_specs"]
     assert specs == {"aggregate_instance_extra_specs:ssd": "true", "hw:cpu_policy": "dedicated"}
+
+
+def test_every_public_demo_flavor_can_boot_somewhere_in_the_demo(db, settings):
+    """Each public flavor, with the demo image its aggregates ask for, has at
+    least one enabled host that passes every aggregate filter the demo enables."""
+    from aggregates.management.commands.serve_demo import DEMO_FILTERS
+    from aggregates.scheduling import engine, filters, services
+
+    call_command("seed_demo", stdout=StringIO())
+    settings.ENABLED_FILTERS = list(DEMO_FILTERS)
+    enabled = filters.enabled_filters(settings.ENABLED_FILTERS)
+    hosts = engine.load_hosts(engine.load_aggregates())
+    for flavor in Flavor.objects.filter(is_public=True):
+        wants_windows = flavor.extra_spec_items.filter(value="windows").exists()
+        image = Image.objects.get(name="demo-windows" if wants_windows else "demo-linux")
+        spec = services.request_spec_for(flavor, image, demo.PROJECTS[1][1])
+        fits = [h.host for h in hosts if all(f.host_passes(h, spec) is None for f in enabled)]
+        assert fits, flavor.name
