@@ -14,18 +14,9 @@ import pytest
 from aggregates.hosts.models import Service
 from aggregates.maintenance.models import MaintenanceJob
 from aggregates.servers.models import Server
+from tests.maintenance.conftest import EXACT, V
 from tests.servers.conftest import cli_body
 from tests.servers.conftest import cloud as cloud  # noqa: F401 - the fixture
-
-V = "2.100"
-EXACT = {
-    "cpu_allocation_ratio": 1.0,
-    "ram_allocation_ratio": 1.0,
-    "disk_allocation_ratio": 1.0,
-    "reserved_host_cpus": 0,
-    "reserved_host_memory_mb": 0,
-    "reserved_host_disk_mb": 0,
-}
 
 
 @pytest.fixture(autouse=True)

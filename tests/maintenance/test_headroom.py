@@ -4,16 +4,7 @@ exhausted, one (MEMORY_MB), several (all three); a zone; a constraint
 
 from aggregates.servers.models import Server
 
-from .conftest import V, boot_on, fault
-
-EXACT = {
-    "cpu_allocation_ratio": 1.0,
-    "ram_allocation_ratio": 1.0,
-    "disk_allocation_ratio": 1.0,
-    "reserved_host_cpus": 0,
-    "reserved_host_memory_mb": 0,
-    "reserved_host_disk_mb": 0,
-}
+from .conftest import EXACT, V, boot_on, fault
 
 
 def headroom(api, query, status=200):
