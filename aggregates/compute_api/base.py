@@ -81,10 +81,3 @@ def isotime(value):
     if value is None:
         return None
     return value.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds")
-
-
-def public_base(request):
-    """The root URL clients reach Corral at: PUBLIC_URL, else the request's own."""
-    from django.conf import settings
-
-    return settings.PUBLIC_URL or f"{request.scheme}://{request.get_host()}"

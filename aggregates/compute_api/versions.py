@@ -2,7 +2,8 @@
 
 from django.http import HttpResponseRedirect, JsonResponse
 
-from .base import public_base
+from config.public_url import public_base
+
 from .microversions import MAX_VERSION, MIN_VERSION
 
 

@@ -3,8 +3,8 @@
 from urllib.parse import quote, urlencode
 
 from aggregates.compute_api.auth import allowed, caller_of
-from aggregates.compute_api.base import public_base
 from aggregates.flavors import services as service
+from config.public_url import public_base
 
 
 def flavor_links(request, flavor):

@@ -3,9 +3,10 @@
 
 import json
 
-from aggregates.compute_api.base import isotime, public_base
+from aggregates.compute_api.base import isotime
 from aggregates.hosts import services as host_services
 from aggregates.servers.serializers import instance_name
+from config.public_url import public_base
 
 # --- /os-services -------------------------------------------------------------------
 

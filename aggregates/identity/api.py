@@ -19,12 +19,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from aggregates.compute_api.auth import TokenAuthentication, allowed, caller_of
-from aggregates.compute_api.base import SafeJSONParser, public_base
+from aggregates.compute_api.base import SafeJSONParser
 from aggregates.compute_api.errors import ApiError, BodyNotAccepted
 from aggregates.identity import services as identity
 from aggregates.identity.caller import roles_on_project
 from aggregates.value_schemas import TRUE_STRINGS
 from config import json_bodies
+from config.public_url import public_base
 
 log = logging.getLogger(__name__)
 

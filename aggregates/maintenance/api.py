@@ -6,11 +6,12 @@ microversion (``/os-hosts/{host}/maintenance``, ``/os-maintenance-jobs``,
 from rest_framework.response import Response
 
 from aggregates.compute_api.auth import enforce
-from aggregates.compute_api.base import ComputeAPIView, public_base
+from aggregates.compute_api.base import ComputeAPIView
 from aggregates.compute_api.microversions import APIVersion
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import validate
 from aggregates.maintenance import schemas, serializers, services
+from config.public_url import public_base
 
 MAINTENANCE_POLICY = "corral:os-hosts:maintenance"
 JOBS_POLICY = "corral:os-maintenance-jobs"

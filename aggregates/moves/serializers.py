@@ -3,8 +3,9 @@ server_migrations.py output)."""
 
 from urllib.parse import urlencode
 
-from aggregates.compute_api.base import isotime, public_base
+from aggregates.compute_api.base import isotime
 from aggregates.moves.models import ServerMigration
+from config.public_url import public_base
 
 
 def _links(request, migration):

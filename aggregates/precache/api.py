@@ -3,11 +3,12 @@
 from rest_framework.response import Response
 
 from aggregates.compute_api.auth import enforce
-from aggregates.compute_api.base import ComputeAPIView, public_base
+from aggregates.compute_api.base import ComputeAPIView
 from aggregates.compute_api.microversions import APIVersion
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import path_int, validate
 from aggregates.precache import schemas, serializers, services
+from config.public_url import public_base
 
 
 class AggregateImagesView(ComputeAPIView):

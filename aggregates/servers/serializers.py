@@ -4,9 +4,10 @@ import re
 from hashlib import sha224
 from urllib.parse import urlencode
 
-from aggregates.compute_api.base import isotime, public_base
+from aggregates.compute_api.base import isotime
 from aggregates.servers import services as service
 from aggregates.servers.models import status_of
+from config.public_url import public_base
 
 PROGRESS_STATUSES = ("ACTIVE", "BUILD", "REBUILD", "RESIZE", "VERIFY_RESIZE", "MIGRATING")
 FAULT_STATUSES = ("ERROR", "DELETED")

@@ -21,6 +21,7 @@ from django.utils.module_loading import import_string
 from django.views.decorators.csrf import csrf_exempt
 
 from config import json_bodies
+from config.public_url import public_base
 from placement import errors
 from placement.standards import ensure_standard_names
 
@@ -84,8 +85,7 @@ def _challenge(request):
     (CORRAL_SERVICE=placement) has no Keystone surface to name: none."""
     if settings.CORRAL_SERVICE == "placement":
         return {}
-    base = settings.PUBLIC_URL or f"{request.scheme}://{request.get_host()}"
-    return {"WWW-Authenticate": f'Keystone uri="{base}/identity"'}
+    return {"WWW-Authenticate": f'Keystone uri="{public_base(request)}/identity"'}
 
 
 def authenticate(request, open_route):

@@ -11,8 +11,8 @@ import re
 
 from django.http import HttpResponse
 
-from aggregates.compute_api.base import public_base
 from config.json_bodies import escape
+from config.public_url import public_base
 
 TITLES = {
     400: "Bad Request",

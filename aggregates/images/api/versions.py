@@ -3,7 +3,7 @@ with the version list, ``/versions`` the same list with 200."""
 
 from django.http import JsonResponse
 
-from aggregates.compute_api.base import public_base
+from config.public_url import public_base
 
 # What Glance lists with its default configuration (no multiple stores, no
 # cache directory configured): v2.17 CURRENT, the others SUPPORTED. Corral

@@ -13,11 +13,11 @@ from django.views.decorators.csrf import csrf_exempt
 from jsonschema import Draft4Validator
 
 from aggregates.compute_api.auth import noauth2_caller
-from aggregates.compute_api.base import public_base
 from aggregates.errors import ServiceError
 from aggregates.identity import services as identity
 from aggregates.images import schemas, serializers, services, storage
 from config import json_bodies
+from config.public_url import public_base
 
 from .errors import GlanceError, error_response, unauthorized_response
 

@@ -1,0 +1,11 @@
+"""The root URL clients reach Corral at, shared by every API that builds
+URLs (the compute API's links and Location headers, the identity catalog,
+placement's WWW-Authenticate): PUBLIC_URL when set, else the request's own
+scheme and host (a host ALLOWED_HOSTS admits)."""
+
+from django.conf import settings
+from django.http import HttpRequest
+
+
+def public_base(request: HttpRequest) -> str:
+    return settings.PUBLIC_URL or f"{request.scheme}://{request.get_host()}"
