@@ -333,12 +333,19 @@ def _forced_node_uuids(spec: RequestSpec) -> set[str]:
     return {str(node_uuid) for node_uuid in nodes.values_list("uuid", flat=True)}
 
 
-def decide(spec: RequestSpec, placement: PlacementClient, full: bool = True) -> Decision:
+def decide(
+    spec: RequestSpec,
+    placement: PlacementClient,
+    full: bool = True,
+    aggregates: dict[int, AggregateInfo] | None = None,
+) -> Decision:
     """Decide where ``spec``'s first instance would go; ``decision.ordered``
     lists the hosts to try. ``full``: give every compute node its fate (an
     explanation, a failed boot); otherwise only placement's candidates are
-    read and judged (a boot, which must be quick)."""
-    aggregates = load_aggregates()
+    read and judged (a boot, which must be quick). ``aggregates``: as
+    ``load_aggregates`` gave them, when the caller has just read them."""
+    if aggregates is None:
+        aggregates = load_aggregates()
     decision = Decision(spec=spec, query=None, complete=full)
     enabled = host_filters.enabled_filters(settings.ENABLED_FILTERS)
     try:

@@ -149,9 +149,12 @@ def fault_message(decision: engine.Decision) -> str:
     )
 
 
-def _decide(spec: RequestSpec, placement: PlacementClient, full: bool) -> engine.Decision:
+def _decide(
+    spec: RequestSpec, placement: PlacementClient, full: bool, recheck: engine.Recheck | None = None
+) -> engine.Decision:
+    """A fresh decision (on the aggregates ``recheck`` has just read, if any)."""
     try:
-        return engine.decide(spec, placement, full=full)
+        return engine.decide(spec, placement, full=full, aggregates=recheck.aggregates if recheck else None)
     except PlacementError as failed:
         raise Unavailable(f"Scheduling is not possible now: {failed}") from failed
 
@@ -174,12 +177,12 @@ def _place(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> Schedu
     try the hosts in order until ``claim`` (consumer, allocation request)
     holds; a failure is explained host by host."""
     placement = client()
-    reuse_key, kept, recheck = _kept_decision(spec, len(consumer_uuids), placement)
+    reusing, kept, recheck = _kept_decision(spec, len(consumer_uuids), placement)
     if kept is not None:
         decision = kept.decision
         _reset_for_reuse(decision, kept)
     else:
-        decision, recheck = _decide(spec, placement, full=False), None
+        decision, recheck = _decide(spec, placement, full=False, recheck=recheck), None
     result = ScheduleResult()
     chosen_hosts: list[str] = []
     for index, consumer_uuid in enumerate(consumer_uuids):
@@ -212,7 +215,7 @@ def _place(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> Schedu
             decision.fates[uuid].reason += "; a claim here lost a race for the last room (placement answered 409)"
         result.fault_message = fault_message(decision)
     result.decision = _record(spec, decision, outcome)
-    if reuse_key and placed is not None and decision.query is not None:
+    if reusing and placed is not None and decision.query is not None:
         # Kept for the next boot of the same request, as it stands after this
         # one, with its best hosts only (re-weighed after every boot).
         engine.refilter(decision, spec, placed)
@@ -226,16 +229,15 @@ def _place(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> Schedu
 
 def _kept_decision(
     spec: RequestSpec, servers: int, placement: PlacementClient
-) -> tuple[str, reuse.Kept | None, engine.Recheck | None]:
-    """The reuse key ("" when this boot may not reuse a decision), the kept
+) -> tuple[bool, reuse.Kept | None, engine.Recheck | None]:
+    """Whether this boot may reuse a decision (and keep its own), the kept
     decision if any, and how to re-check its hosts as the cloud is now."""
     if not reuse.reusable(spec, servers):
-        return "", None, None
+        return False, None, None
     recheck = engine.Recheck.now(spec, placement)
     if recheck is None:
-        return "", None, None
-    key = reuse.key_for(spec, recheck.query.query_string())
-    return key, reuse.take(key), recheck
+        return False, None, None
+    return True, reuse.take(reuse.key_for(spec, recheck.query.query_string())), recheck
 
 
 def _reset_for_reuse(decision: engine.Decision, kept: reuse.Kept) -> None:
