@@ -445,9 +445,7 @@ def _enable_on_first_join(caller: Caller, host: str) -> None:
 def remove_host(caller: Caller, aggregate_id: int, host: str) -> Aggregate:
     not_found = f"Cannot remove host {host} in aggregate {aggregate_id}"
     with events.failures_recorded(caller, "remove_host_from_aggregate", "aggregate", aggregate_id):
-        service = Service.objects.filter(host=host, binary=Service.COMPUTE).first()
-        # The equality check guards databases whose collation ignores case.
-        if service is None or service.host != host:
+        if Service.objects.compute_of(host) is None:
             raise NotFound(f"{not_found}: no compute host of that name is registered.", field="hosts")
         try:
             aggregate = get_aggregate(aggregate_id)

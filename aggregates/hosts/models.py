@@ -55,6 +55,12 @@ class ServiceQuerySet(models.QuerySet):
     def down(self, now: datetime | None = None) -> "ServiceQuerySet":
         return self.exclude(up_q(now))
 
+    def compute_of(self, host: str) -> "Service | None":
+        """The compute service of exactly ``host``, or None (the equality
+        check guards databases whose collation ignores case)."""
+        service = self.filter(host=host, binary=Service.COMPUTE).first()
+        return service if service is not None and service.host == host else None
+
 
 class Service(models.Model):
     COMPUTE = "nova-compute"

@@ -315,9 +315,8 @@ def update_services(
         with transaction.atomic():
             updated = []
             for host in hosts:
-                service = Service.objects.filter(host=host, binary=Service.COMPUTE).first()
-                # The equality check guards databases whose collation ignores case.
-                if service is None or service.host != host:
+                service = Service.objects.compute_of(host)
+                if service is None:
                     raise NotFound(f"Host {host}: no compute service of that name is registered. Nothing was changed.")
                 try:
                     updated.append(update_service(caller, service.uuid, status=status, disabled_reason=disabled_reason))

@@ -88,8 +88,8 @@ def get_job(job_uuid: str) -> MaintenanceJob:
 
 def compute_service(host: str) -> Service:
     """The host's compute service, else 404 (host names match exactly)."""
-    service = Service.objects.filter(host=host, binary=Service.COMPUTE).first()
-    if service is None or service.host != host:
+    service = Service.objects.compute_of(host)
+    if service is None:
         raise NotFound(f"Compute host {host} could not be found.", field="host")
     return service
 
