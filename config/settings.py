@@ -2,7 +2,8 @@
 
 Nothing set gives the embedded mode: a SQLite file under ``var/``, Celery
 tasks run eagerly in the web process, and placement calls go to this same
-server's ``/placement/``. README.md lists every variable.
+server's ``/placement/``. docs/configuration.md lists every variable
+(tests/test_docs.py checks it).
 """
 
 import os

@@ -320,7 +320,7 @@ def heartbeat():
     up_hosts = [h["host"] for h in HOSTS if h["host"] not in DOWN_HOSTS]
     count = host_services.heartbeat(up_hosts)
     # Demo stand-ins for agents the demo has no process for: the same writes
-    # a real agent's report would make (see README "Host agents").
+    # a real agent's report would make (see docs/operations.md, "Host agents").
     ComputeNode.objects.filter(host__in=up_hosts).update(uptime=demo_uptime())
     now = timezone.now()
     count += Service.objects.filter(host=CONTROLLER, binary__in=CONTROL_PLANE_BINARIES).update(

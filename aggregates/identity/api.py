@@ -178,7 +178,7 @@ def identity_exception_handler(exc, context):
         return keystone_error(exc.status, exc.message, exc.headers)
     if isinstance(exc, identity.Throttled):
         # Keystone answers 401 to every refused login; 429 with Retry-After tells a
-        # client to wait (README, Compatibility notes).
+        # client to wait (docs/compatibility.md).
         return keystone_error(429, exc.message, {"Retry-After": str(exc.retry_after)})
     if isinstance(exc, (identity.AuthenticationFailed, drf.NotAuthenticated, drf.AuthenticationFailed)):
         message = exc.message if isinstance(exc, identity.AuthenticationFailed) else identity.UNAUTHORIZED

@@ -13,8 +13,8 @@ DEFAULTS = {"reserved": 0, "min_unit": 1, "max_unit": MAX_INT, "step_size": 1, "
 
 def with_defaults(data):
     """An inventory's fields with the defaults filled in. A negative
-    allocation ratio is refused (upstream's schema has no minimum; README,
-    Compatibility notes); NaN and Infinity never get past the JSON parser."""
+    allocation ratio is refused (upstream's schema has no minimum;
+    docs/compatibility.md); NaN and Infinity never get past the JSON parser."""
     ratio = data.get("allocation_ratio")
     if isinstance(ratio, int | float) and ratio < 0:
         raise errors.Invalid(f"JSON does not validate: {ratio} is less than the minimum of 0")

@@ -1,7 +1,7 @@
 """Browser tests: Debian's chromium driven by Playwright, against a live
 server loaded with the demo cloud. They skip, saying why, when chromium or
 Playwright is missing. Screenshots go to tests/browser/screenshots/ (git-ignored);
-the README's go to docs/screenshots/."""
+the docs' (README.md, docs/console.md) go to docs/screenshots/."""
 
 import os
 from pathlib import Path
@@ -118,7 +118,7 @@ def log_in(page, base_url, username):
 
 
 def screenshot(page, name, readme=False):
-    """Save a full-page screenshot for review (and, with ``readme``, for the README)."""
+    """Save a full-page screenshot for review (and, with ``readme``, for the docs)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
     if readme:

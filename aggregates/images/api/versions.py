@@ -7,7 +7,7 @@ from config.public_url import public_base
 
 # What Glance lists with its default configuration (no multiple stores, no
 # cache directory configured): v2.17 CURRENT, the others SUPPORTED. Corral
-# implements a subset of v2 (README, "Images"); clients only look for a
+# implements a subset of v2 (docs/api/images.md); clients only look for a
 # CURRENT v2.x whose self link is the v2 root.
 VERSIONS = ("2.17", "2.16", "2.15", "2.14", "2.9", "2.7", "2.6", "2.5", "2.4", "2.3", "2.2", "2.1", "2.0")
 
