@@ -17,7 +17,7 @@ from django.conf import settings
 from django.test import Client
 
 from aggregates.hosts.models import Service
-from tests.conftest import ApiClient
+from tests.plugins.api import ApiClient
 
 # Tables a refusal may legitimately touch: the audit log records refusals,
 # tokens record their use, failed logins are counted.
@@ -165,8 +165,10 @@ EXPECTED_STATUS = {"oversized body": 413, "deep nesting": 400, "invalid UTF-8": 
 def check(send, cases, is_api_format):
     """Send every case; the problems found (status, format, changed tables)."""
     problems = []
+    # Every refused payload leaves the tables as they were, so one payload's
+    # "after" is the next one's "before": one snapshot per payload.
+    before = snapshot()
     for name, method, path, raw in cases:
-        before = snapshot()
         response = send(method, path, raw)
         after = snapshot()
         status = response.status_code
@@ -179,6 +181,7 @@ def check(send, cases, is_api_format):
         changed = changed_tables(before, after)
         if not formatted or changed:
             problems.append(f"{method.upper()} {path} [{name}]: {status} {response.content[:200]!r} changed {changed}")
+        before = after
     return problems
 
 
