@@ -15,7 +15,7 @@ import psycopg
 import requests
 from django.db import connection
 
-from tests.mirroring.conftest import free_port
+from tests.plugins.upstream_placement import free_port
 
 PROJECT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent

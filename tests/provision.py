@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 VAR = Path(os.environ.get("CORRAL_VAR_DIR") or Path(__file__).resolve().parent.parent / "var")
@@ -70,3 +71,20 @@ def upstream_placement_venv() -> Path:
     if configured:
         return Path(configured)
     return cached_venv("upstream-placement-venv", UPSTREAM_PLACEMENT_PINS, "placement-manage")
+
+
+def install_in_background() -> threading.Thread:
+    """Build both cached virtualenvs in a thread, so that a whole run's
+    other tests go on meanwhile; the tests that need them wait on the
+    lock above. A failure is left for those tests to meet and report."""
+
+    def install() -> None:
+        for build in (upstream_placement_venv, openstack_cli):
+            try:
+                build()
+            except (ProvisionError, OSError, subprocess.SubprocessError):
+                pass
+
+    thread = threading.Thread(target=install, name="provision", daemon=True)
+    thread.start()
+    return thread

@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from aggregates.identity import services as identity
-from tests.conftest import make_user
+from tests.plugins.api import make_user
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "agent-test-secret"

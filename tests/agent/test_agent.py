@@ -17,7 +17,7 @@ from aggregates.precache.drivers import DriverUnavailable, HostTarget, ImageToCa
 
 from .conftest import SECRET, sha512_of, start_agent_process, wait_for
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
 
 def run_cache(host, image_ids, timeout=60, driver=None):

@@ -12,7 +12,7 @@ from aggregates.images.models import Image
 
 from .conftest import sha512_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 
 V281 = {"OpenStack-API-Version": "compute 2.81"}
 

@@ -4,8 +4,8 @@ and on SQLite, whose writers wait their turn)."""
 import pytest
 
 from aggregates.host_aggregates.models import AggregateHost
-from tests.conftest import ApiClient
 from tests.helpers import run_together
+from tests.plugins.api import ApiClient
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

@@ -6,7 +6,7 @@ from aggregates.audit.models import Event
 from aggregates.flavors import services as flavors
 from aggregates.flavors.models import FlavorAccess
 from aggregates.identity import services as identity
-from tests.conftest import ApiClient
+from tests.plugins.api import ApiClient
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from aggregates.audit.models import Event
 from aggregates.flavors import services as flavors
 from aggregates.flavors.models import Flavor, FlavorAccess, FlavorExtraSpec
 from aggregates.identity.models import Project
-from tests.conftest import ApiClient
+from tests.plugins.api import ApiClient
 
 CLI_CREATE = {
     "flavor": {

@@ -12,7 +12,7 @@ from django.utils import timezone
 from aggregates.audit.models import Event
 from aggregates.identity import services as identity
 from aggregates.identity.models import Project, Token
-from tests.conftest import ApiClient, make_user
+from tests.plugins.api import ApiClient, make_user
 
 TOKENS = "/identity/v3/auth/tokens"
 PROJECTS = "/identity/v3/projects"

@@ -8,8 +8,7 @@ import pytest
 
 from aggregates.audit.models import Event
 from aggregates.images.models import Image
-
-from .test_openstack_cli import cloud, run_json, run_quiet  # noqa: F401 - the `cloud` fixture
+from tests.plugins.openstack_cli import run_json, run_quiet
 
 # Some bytes standing in for cirros: big enough to take several chunks each way.
 IMAGE_BYTES = bytes(range(256)) * 4096 + b"tail"
@@ -21,11 +20,11 @@ def image_store(settings, tmp_path):
     return settings.IMAGE_STORE_DIR
 
 
-def test_image_walk(cloud, tmp_path, image_store):  # noqa: F811
+def test_image_walk(openstack, tmp_path, image_store):
     source = tmp_path / "cirros.img"
     source.write_bytes(IMAGE_BYTES)
 
-    created = run_json(cloud, "image", "create", "--file", str(source), "--disk-format", "qcow2", "cirros")
+    created = run_json(openstack, "image", "create", "--file", str(source), "--disk-format", "qcow2", "cirros")
     image = Image.objects.get(name="cirros")
     assert created["id"] == str(image.id)
     assert created["status"] == "active"
@@ -35,38 +34,38 @@ def test_image_walk(cloud, tmp_path, image_store):  # noqa: F811
     assert image.os_hash_value == hashlib.sha512(IMAGE_BYTES).hexdigest()
     assert (image_store / str(image.id)).read_bytes() == IMAGE_BYTES
 
-    listed = run_json(cloud, "image", "list")
+    listed = run_json(openstack, "image", "list")
     assert [(i["ID"], i["Name"], i["Status"]) for i in listed] == [(str(image.id), "cirros", "active")]
-    long_list = run_json(cloud, "image", "list", "--long")
+    long_list = run_json(openstack, "image", "list", "--long")
     assert long_list[0]["Checksum"] == created["checksum"] and long_list[0]["Size"] == len(IMAGE_BYTES)
 
-    shown = run_json(cloud, "image", "show", "cirros")
-    assert shown["id"] == str(image.id) and shown["owner"] == cloud.project.id
+    shown = run_json(openstack, "image", "show", "cirros")
+    assert shown["id"] == str(image.id) and shown["owner"] == openstack.project.id
     assert shown["visibility"] == "shared"
     assert shown["properties"]["os_hash_algo"] == "sha512"
     assert shown["properties"]["owner_specified.openstack.object"] == "images/cirros"
-    assert run_json(cloud, "image", "show", str(image.id))["name"] == "cirros"
+    assert run_json(openstack, "image", "show", str(image.id))["name"] == "cirros"
 
-    run_quiet(cloud, "image", "set", "--property", "hw_disk_bus=scsi", "cirros")
-    assert run_json(cloud, "image", "show", "cirros")["properties"]["hw_disk_bus"] == "scsi"
-    run_quiet(cloud, "image", "set", "--property", "hw_disk_bus=virtio", "--min-ram", "64", "cirros")
-    shown = run_json(cloud, "image", "show", "cirros")
+    run_quiet(openstack, "image", "set", "--property", "hw_disk_bus=scsi", "cirros")
+    assert run_json(openstack, "image", "show", "cirros")["properties"]["hw_disk_bus"] == "scsi"
+    run_quiet(openstack, "image", "set", "--property", "hw_disk_bus=virtio", "--min-ram", "64", "cirros")
+    shown = run_json(openstack, "image", "show", "cirros")
     assert shown["properties"]["hw_disk_bus"] == "virtio" and shown["min_ram"] == 64
-    run_quiet(cloud, "image", "unset", "--property", "hw_disk_bus", "cirros")
-    assert "hw_disk_bus" not in run_json(cloud, "image", "show", "cirros")["properties"]
+    run_quiet(openstack, "image", "unset", "--property", "hw_disk_bus", "cirros")
+    assert "hw_disk_bus" not in run_json(openstack, "image", "show", "cirros")["properties"]
 
     saved = tmp_path / "saved.img"
-    run_quiet(cloud, "image", "save", "--file", str(saved), "cirros")
+    run_quiet(openstack, "image", "save", "--file", str(saved), "cirros")
     assert saved.read_bytes() == IMAGE_BYTES
 
-    run_quiet(cloud, "image", "set", "--protected", "cirros")
-    returncode, _, stderr = cloud("image", "delete", "cirros")
+    run_quiet(openstack, "image", "set", "--protected", "cirros")
+    returncode, _, stderr = openstack("image", "delete", "cirros")
     assert returncode != 0 and "Failed to delete 1 of 1 images" in stderr
     assert Image.objects.filter(pk=image.id).exists()
-    run_quiet(cloud, "image", "set", "--unprotected", "cirros")
+    run_quiet(openstack, "image", "set", "--unprotected", "cirros")
 
-    run_quiet(cloud, "image", "delete", "cirros")
-    assert run_json(cloud, "image", "list") == []
+    run_quiet(openstack, "image", "delete", "cirros")
+    assert run_json(openstack, "image", "list") == []
     assert not Image.objects.exists()
     assert list(image_store.iterdir()) == []
     assert [e.event_type for e in Event.objects.filter(object_type="image").order_by("id")] == [
@@ -77,22 +76,22 @@ def test_image_walk(cloud, tmp_path, image_store):  # noqa: F811
     ]
 
 
-def test_image_errors_reach_the_cli(cloud):  # noqa: F811
-    returncode, _, stderr = cloud("image", "show", "nothing-here")
+def test_image_errors_reach_the_cli(openstack):
+    returncode, _, stderr = openstack("image", "show", "nothing-here")
     assert returncode != 0 and "No Image found for nothing-here" in stderr
-    run_json(cloud, "image", "create", "--disk-format", "raw", "blank")
-    returncode, _, stderr = cloud("image", "set", "--property", "checksum=forged", "blank")
+    run_json(openstack, "image", "create", "--disk-format", "raw", "blank")
+    returncode, _, stderr = openstack("image", "set", "--property", "checksum=forged", "blank")
     # PATCH goes with an empty Accept header: Glance (webob) answers plain text,
     # and the SDK shows the reason phrase.
     assert returncode != 0 and "403: Client Error" in stderr and "Forbidden" in stderr, stderr
     assert Image.objects.get(name="blank").checksum == hashlib.md5(b"").hexdigest()
 
 
-def test_create_from_stdin_with_properties(cloud):  # noqa: F811
+def test_create_from_stdin_with_properties(openstack):
     """Without --file, the CLI uploads its standard input (empty here)."""
     created = run_json(
-        cloud, "image", "create", "--disk-format", "raw", "--private", "--property", "os_distro=cirros", "empty"
+        openstack, "image", "create", "--disk-format", "raw", "--private", "--property", "os_distro=cirros", "empty"
     )
     assert (created["status"], created["size"], created["visibility"]) == ("active", 0, "private")
-    shown = run_json(cloud, "image", "show", "empty")
+    shown = run_json(openstack, "image", "show", "empty")
     assert shown["properties"]["os_distro"] == "cirros"

@@ -9,8 +9,7 @@ import time
 import pytest
 
 from aggregates.precache.models import ImageCacheJob
-
-from .test_openstack_cli import cloud, run_json, run_quiet  # noqa: F401 - the `cloud` fixture
+from tests.plugins.openstack_cli import run_json, run_quiet
 
 IMAGE_BYTES = bytes(range(256)) * 1024
 
@@ -33,18 +32,18 @@ def wait_finished(timeout=30):
     raise AssertionError("the image cache job did not finish")
 
 
-def test_aggregate_cache_image(cloud, make_host, tmp_path, stores):  # noqa: F811
+def test_aggregate_cache_image(openstack, make_host, tmp_path, stores):
     source = tmp_path / "cirros.img"
     source.write_bytes(IMAGE_BYTES)
-    first = run_json(cloud, "image", "create", "--file", str(source), "--disk-format", "qcow2", "cirros")
-    second = run_json(cloud, "image", "create", "--file", str(source), "--disk-format", "raw", "cirros-raw")
+    first = run_json(openstack, "image", "create", "--file", str(source), "--disk-format", "qcow2", "cirros")
+    second = run_json(openstack, "image", "create", "--file", str(source), "--disk-format", "raw", "cirros-raw")
     make_host("cli-h1")
     make_host("cli-h2")
-    run_json(cloud, "aggregate", "create", "fast-boot")
-    run_json(cloud, "aggregate", "add", "host", "fast-boot", "cli-h1")
-    run_json(cloud, "aggregate", "add", "host", "fast-boot", "cli-h2")
+    run_json(openstack, "aggregate", "create", "fast-boot")
+    run_json(openstack, "aggregate", "add", "host", "fast-boot", "cli-h1")
+    run_json(openstack, "aggregate", "add", "host", "fast-boot", "cli-h2")
 
-    run_quiet(cloud, "aggregate", "cache", "image", "fast-boot", "cirros", second["id"])
+    run_quiet(openstack, "aggregate", "cache", "image", "fast-boot", "cirros", second["id"])
     job = wait_finished()
     assert job.status == "completed"
     assert job.image_ids == [first["id"], second["id"]]
@@ -55,10 +54,10 @@ def test_aggregate_cache_image(cloud, make_host, tmp_path, stores):  # noqa: F81
             assert hashlib.sha512((stores / host / image_id).read_bytes()).hexdigest() == digest
 
 
-def test_aggregate_cache_image_errors(cloud, make_host, tmp_path):  # noqa: F811
-    run_json(cloud, "aggregate", "create", "empty-agg")
-    returncode, _, stderr = cloud("aggregate", "cache", "image", "empty-agg", "no-such-image")
+def test_aggregate_cache_image_errors(openstack, make_host, tmp_path):
+    run_json(openstack, "aggregate", "create", "empty-agg")
+    returncode, _, stderr = openstack("aggregate", "cache", "image", "empty-agg", "no-such-image")
     assert returncode != 0 and "no-such-image" in stderr
-    returncode, _, stderr = cloud("aggregate", "cache", "image", "no-such-agg", "x")
+    returncode, _, stderr = openstack("aggregate", "cache", "image", "no-such-agg", "x")
     assert returncode != 0
     assert not ImageCacheJob.objects.exists()

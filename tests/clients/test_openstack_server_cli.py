@@ -3,33 +3,15 @@
 with Corral's own placement in process holding the server's allocation.
 Skipped without a CLI, like test_openstack_cli.py (same fixtures)."""
 
-import pytest
-
 from aggregates.flavors import services as flavors
 from aggregates.host_aggregates import services as aggregates
 from aggregates.images.models import Image
-from aggregates.mirroring import placement_client
 from aggregates.servers.models import Server
-from placement.standards import sync_standard_names
-
-from .test_openstack_cli import cloud, run_json  # noqa: F401 - the `cloud` fixture
-
-
-@pytest.fixture
-def own_placement(cloud, settings, monkeypatch):  # noqa: F811
-    settings.PLACEMENT_URL, settings.PLACEMENT_AUTH_TOKEN = "", ""
-    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
-    sync_standard_names()  # a transactional test starts from empty tables
-    return placement_client.client()
+from tests.clients.conftest import allocations
+from tests.plugins.openstack_cli import run_json
 
 
-def allocations(server_uuid):
-    response = placement_client.client().request("GET", f"/allocations/{server_uuid}", "1.28")
-    assert response.status_code == 200, response.text
-    return response.json()["allocations"]
-
-
-def test_server_create_list_show_delete(cloud, own_placement, make_host, system):  # noqa: F811
+def test_server_create_list_show_delete(openstack, own_placement, make_host, system):
     make_host("cli-h1")
     node = make_host("cli-h2")
     aggregate = aggregates.create_aggregate(system, "fast", "az1")
@@ -45,7 +27,7 @@ def test_server_create_list_show_delete(cloud, own_placement, make_host, system)
     )
 
     created = run_json(
-        cloud,
+        openstack,
         "server",
         "create",
         "--flavor",
@@ -69,7 +51,7 @@ def test_server_create_list_show_delete(cloud, own_placement, make_host, system)
     assert created["pinned_availability_zone"] == "az1"
     assert list(allocations(server.uuid)) == [str(node.uuid)]
 
-    (listed,) = run_json(cloud, "server", "list", "--long")
+    (listed,) = run_json(openstack, "server", "list", "--long")
     assert listed == {
         "ID": str(server.uuid),
         "Name": "vm1",
@@ -88,28 +70,28 @@ def test_server_create_list_show_delete(cloud, own_placement, make_host, system)
         "Host Status": "UP",
     }
 
-    shown = run_json(cloud, "server", "show", "vm1")
+    shown = run_json(openstack, "server", "show", "vm1")
     assert shown["id"] == str(server.uuid) and shown["status"] == "ACTIVE"
     assert shown["OS-EXT-SRV-ATTR:hypervisor_hostname"] == "cli-h2"
 
-    returncode, stdout, stderr = cloud("server", "delete", "--wait", "vm1")
+    returncode, stdout, stderr = openstack("server", "delete", "--wait", "vm1")
     assert returncode == 0, stderr
     assert allocations(server.uuid) == {}
-    assert run_json(cloud, "server", "list") == []
+    assert run_json(openstack, "server", "list") == []
     server.refresh_from_db()
     assert server.vm_state == "deleted"
 
 
-def test_server_create_errors(cloud, own_placement, make_host, system):  # noqa: F811
+def test_server_create_errors(openstack, own_placement, make_host, system):
     make_host("cli-h1", vcpus=1)
     flavors.create_flavor(system, name="huge", ram=512, vcpus=64, disk=1)
     Image.objects.create(name="cirros", status=Image.ACTIVE, visibility=Image.PUBLIC, size=1024)
-    returncode, _, stderr = cloud(
+    returncode, _, stderr = openstack(
         "server", "create", "--flavor", "huge", "--image", "cirros", "--nic", "none", "--wait", "big"
     )
     assert returncode != 0 and "Error creating server: big" in stderr
     assert Server.objects.get().vm_state == "error"
-    returncode, _, stderr = cloud(
+    returncode, _, stderr = openstack(
         "server",
         "create",
         "--flavor",

@@ -16,7 +16,6 @@ from dashboard import placement_views
 from placement.services import providers as placement_providers
 
 # The upstream Placement 16.0.0 fixture (skipped without its virtualenv).
-from tests.mirroring.conftest import upstream_placement  # noqa: F401
 
 VCPU = {"total": 8, "reserved": 0, "min_unit": 1, "max_unit": 8, "step_size": 1, "allocation_ratio": 2.0}
 
@@ -282,7 +281,7 @@ def test_mirror_states_unknown_when_placement_is_unreachable(admin_client, mirro
 
 @pytest.fixture
 def closed_port_url():
-    from tests.mirroring.conftest import free_port
+    from tests.plugins.upstream_placement import free_port
 
     return f"http://127.0.0.1:{free_port()}"
 
@@ -291,7 +290,7 @@ def closed_port_url():
 
 
 @pytest.fixture
-def upstream(upstream_placement, settings):  # noqa: F811
+def upstream(upstream_placement, settings):
     """Upstream Placement 16.0.0, emptied afterwards; Corral points at it."""
     settings.PLACEMENT_URL, settings.PLACEMENT_AUTH_TOKEN = upstream_placement.url, "admin"
     yield upstream_placement

@@ -22,7 +22,7 @@ from aggregates.audit.models import Event
 from aggregates.host_aggregates import services as aggregate_services
 from aggregates.identity import services as identity
 from aggregates.identity.models import LoginFailure, Token
-from tests.conftest import make_user
+from tests.plugins.api import make_user
 
 TOKENS = "/identity/v3/auth/tokens"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -8,7 +8,7 @@ from django.test import Client
 
 from aggregates.identity import services as identity
 from aggregates.images.models import Image
-from tests.conftest import make_user
+from tests.plugins.api import make_user
 
 
 @pytest.fixture(autouse=True)

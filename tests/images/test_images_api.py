@@ -50,7 +50,7 @@ def test_version_documents_need_no_token(client, path, status):
 
 
 def test_catalog_lists_the_image_service(db, client):
-    from tests.conftest import make_user
+    from tests.plugins.api import make_user
 
     user, _ = make_user("cat-user", "member", "demo")
     body = {

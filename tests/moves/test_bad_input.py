@@ -140,7 +140,7 @@ def test_members_may_not_move_servers(placed, cloud, member_api, admin_api):
 
 
 def test_other_projects_servers_are_not_found(placed, token_for, admin_api, cloud):
-    from tests.conftest import ApiClient
+    from tests.plugins.api import ApiClient
 
     server, nodes = placed
     stranger = ApiClient(token_for("member", "stranger", project_name="other"))

@@ -10,8 +10,8 @@ import uuid
 import pytest
 import requests
 
-from tests.mirroring.conftest import ADMIN_HEADERS, upstream_placement  # noqa: F401 - the fixture
 from tests.placement.conftest import PlacementClient
+from tests.plugins.upstream_placement import ADMIN_HEADERS
 
 pytestmark = pytest.mark.django_db
 
@@ -128,7 +128,7 @@ def _scenario(call):
     return out
 
 
-def test_lists_come_in_upstreams_order(upstream_placement, settings):  # noqa: F811 - the fixture
+def test_lists_come_in_upstreams_order(upstream_placement, settings):
     upstream = _scenario(Upstream(upstream_placement))
     ours = _scenario(Ours(settings))
     differences = {

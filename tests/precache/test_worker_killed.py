@@ -18,7 +18,10 @@ from tests.process_stack import VENV_BIN, process_stack, redis_answers, wait_unt
 REDIS_URL = "redis://127.0.0.1:6379/3"
 HOSTS = ("wk-1", "wk-2", "wk-3", "wk-4")
 
-pytestmark = pytest.mark.skipif(not redis_answers(), reason="Redis is not reachable on 127.0.0.1:6379")
+pytestmark = [
+    pytest.mark.skipif(not redis_answers(), reason="Redis is not reachable on 127.0.0.1:6379"),
+    pytest.mark.processes,
+]
 
 SETUP = """
 import io

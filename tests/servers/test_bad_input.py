@@ -4,7 +4,7 @@ import pytest
 
 from aggregates.images.models import Image
 from aggregates.servers.models import Server
-from tests.conftest import ApiClient
+from tests.plugins.api import ApiClient
 
 from .conftest import cli_body, no_servers_and_no_allocations
 

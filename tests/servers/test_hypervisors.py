@@ -106,7 +106,7 @@ def test_a_listing_reads_every_node_usage_from_its_own_placement_in_one_request(
 
 
 def test_the_many_providers_read_is_not_on_placements_public_routes(admin_api):
-    from tests.conftest import ApiClient
+    from tests.plugins.api import ApiClient
 
     placement = ApiClient(admin_api.token, prefix="/placement")
     response = placement.get("/_corral/provider_usages?uuids=")

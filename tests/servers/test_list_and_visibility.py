@@ -1,6 +1,6 @@
 """GET /servers and /servers/detail: shapes, filters, paging, and who sees what."""
 
-from tests.conftest import ApiClient
+from tests.plugins.api import ApiClient
 
 from .conftest import cli_body
 

@@ -8,7 +8,7 @@ import pytest
 
 from aggregates.identity.models import Project
 from aggregates.servers.models import Server
-from tests.conftest import ApiClient
+from tests.plugins.api import ApiClient
 
 from .conftest import cli_body
 

@@ -1,0 +1,46 @@
+"""The test tiers. Every test is in the fast tier unless it needs something
+slow, and then it carries the marker of what that is (registered in
+pyproject.toml):
+
+- ``processes``: starts real servers or workers (gunicorn, Celery, host agents, python -c).
+- ``browser``: drives Debian's chromium with Playwright.
+- ``cli``: runs the stock ``openstack`` CLI.
+- ``upstream``: runs upstream OpenStack Placement.
+
+Each marker is given by the fixture that brings the slow thing, so a new test
+cannot forget it; files that start processes by other means say so with
+``pytestmark``. Every marked test is also marked ``slow``: the fast tier is
+``pytest -m "not slow"``."""
+
+import pytest
+
+TIERS = ("processes", "browser", "cli", "upstream")
+
+# The fixtures that bring each slow thing.
+FIXTURE_TIERS = {
+    "browser": "browser",
+    "openstack": "cli",
+    "upstream_placement": "upstream",
+    "process_stack": "processes",
+    "gunicorn_server": "processes",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for fixture, tier in FIXTURE_TIERS.items():
+            if fixture in item.fixturenames:
+                item.add_marker(tier)
+        if any(item.get_closest_marker(tier) for tier in TIERS):
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Everything pip can install runs (tests/provision.py); only the browser
+    tests may skip, and then one line says how to enable them."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "browser" in r.keywords]
+    if skipped:
+        terminalreporter.write_line(
+            f"{len(skipped)} browser test(s) skipped: install Debian's chromium (apt-get install chromium) "
+            "to run them; Playwright drives /usr/bin/chromium."
+        )
