@@ -3,12 +3,12 @@ process, hosts registered as agents do (their providers follow through the
 outbox after commit: these tests commit), aggregates mirrored into
 placement, flavors with extra specs, active images."""
 
+from aggregates import placement_client
 from aggregates.flavors import services as flavors
 from aggregates.host_aggregates import services as aggregates
 from aggregates.hosts import services as hosts
 from aggregates.hosts.models import Service
 from aggregates.images.models import Image
-from aggregates.mirroring import placement_client
 from placement.standards import sync_standard_names
 
 
@@ -16,7 +16,7 @@ def own_placement(settings, monkeypatch):
     """Corral's own placement in process, read with a freshly issued service token."""
     settings.PLACEMENT_URL, settings.AUTH_STRATEGY, settings.PLACEMENT_AUTH_TOKEN = "", "keystone", ""
     settings.DEFAULT_SCHEDULE_ZONE = ""
-    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
+    monkeypatch.setattr(placement_client.session, "_service_token", {"value": None, "expires_at": None})
     sync_standard_names()  # a transactional test starts from empty tables
 
 

@@ -37,8 +37,8 @@ from aggregates.errors import Conflict, Forbidden, Invalid, NotFound, ServiceErr
 from aggregates.flavors.models import Flavor
 from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity.caller import Caller
-from aggregates.mirroring.placement_client import PlacementError, client
 from aggregates.moves.models import ServerMigration
+from aggregates.placement_client import PlacementError, client
 from aggregates.scheduling import boot_request
 from aggregates.scheduling import services as scheduling
 from aggregates.servers import services as servers

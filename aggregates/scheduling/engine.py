@@ -16,7 +16,7 @@ from django.db.models import BooleanField, Case, Count, Q, Value, When
 
 from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
 from aggregates.hosts.models import ComputeNode, Service, image_types_of, up_q
-from aggregates.mirroring.placement_client import PlacementClient
+from aggregates.placement_client import PlacementClient
 from aggregates.scheduling import filters as host_filters
 from aggregates.scheduling import prefilters
 from aggregates.scheduling.host_state import AggregateInfo, HostState

@@ -14,7 +14,7 @@ from aggregates.errors import Unavailable
 from aggregates.flavors.models import Flavor
 from aggregates.identity.caller import Caller
 from aggregates.images.models import Image
-from aggregates.mirroring.placement_client import PlacementClient, PlacementError, client
+from aggregates.placement_client import PlacementClient, PlacementError, client
 from aggregates.scheduling import boot_request, engine, reuse
 from aggregates.scheduling.host_state import HostState
 from aggregates.scheduling.models import SchedulingDecision

@@ -18,9 +18,10 @@ import pytest
 import requests
 from django.utils import timezone
 
-from aggregates.mirroring import applier, placement_client
+from aggregates import placement_client
+from aggregates.mirroring import applier
 from aggregates.mirroring.models import ProviderSyncRequest
-from aggregates.mirroring.placement_client import PlacementClient
+from aggregates.placement_client import PlacementClient
 from placement.standards import sync_standard_names
 from tests import provision
 
@@ -219,7 +220,7 @@ def own_placement(live_server, settings, monkeypatch):
     sync_standard_names()
     settings.PLACEMENT_URL = live_server.url + "/placement"
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "", "keystone"
-    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
+    monkeypatch.setattr(placement_client.session, "_service_token", {"value": None, "expires_at": None})
     return OwnPlacement(settings.PLACEMENT_URL, settings)
 
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from aggregates.mirroring import outbox
 from aggregates.mirroring.models import PlacementMirrorRequest
-from aggregates.mirroring.placement_client import PlacementClient
+from aggregates.placement_client import PlacementClient
 from tests.mirroring.conftest import free_port
 from tests.mirroring.test_mirroring import add_host, create_aggregate
 from tests.process_stack import VENV_BIN, Processes, serve

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from aggregates.mirroring import placement_client
+from aggregates import placement_client
 from aggregates.servers.models import Server
 from tests.cloud import Cloud, own_placement
 

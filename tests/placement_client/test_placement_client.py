@@ -6,17 +6,16 @@ import uuid
 import pytest
 import requests
 
+from aggregates import placement_client
 from aggregates.identity import services as identity
-from aggregates.mirroring import placement_client
-from aggregates.mirroring.placement_client import (
-    AGGREGATES_VERSION,
-    CONFLICT_ATTEMPTS,
+from aggregates.placement_client import (
     GenerationConflict,
     InventoryInUse,
     PlacementClient,
     PlacementUnreachable,
     ProviderNotFound,
 )
+from aggregates.placement_client.session import AGGREGATES_VERSION, CONFLICT_ATTEMPTS
 
 
 class RecordingSession(requests.Session):
@@ -174,26 +173,26 @@ def test_unreachable_placement(closed_port_url):
 
 @pytest.fixture
 def fresh_service_token(monkeypatch):
-    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
+    monkeypatch.setattr(placement_client.session, "_service_token", {"value": None, "expires_at": None})
 
 
 def test_explicit_token_setting_wins(settings, fresh_service_token):
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "secret", "keystone"
-    assert placement_client.service_token() == "secret"
+    assert placement_client.session.service_token() == "secret"
 
 
 def test_noauth2_sends_admin(settings, fresh_service_token):
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "", "noauth2"
-    assert placement_client.service_token() == "admin"
+    assert placement_client.session.service_token() == "admin"
 
 
 def test_keystone_mode_uses_a_token_of_corrals_service_user(db, settings, fresh_service_token):
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "", "keystone"
-    token = placement_client.service_token()
+    token = placement_client.session.service_token()
     caller = identity.caller_for_token(token)
     assert caller.username == settings.PLACEMENT_SERVICE_USER and caller.is_admin
-    assert placement_client.service_token() == token
-    renewed = placement_client.service_token(renew=True)
+    assert placement_client.session.service_token() == token
+    renewed = placement_client.session.service_token(renew=True)
     assert renewed != token and identity.caller_for_token(renewed).is_admin
 
 

@@ -16,7 +16,6 @@ as Nova does.
 
 import logging
 import threading
-import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping
 from collections.abc import Set as AbstractSet
@@ -26,16 +25,21 @@ from typing import Any, NamedTuple
 import requests
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.signals import setting_changed
-from django.dispatch import receiver
 from django.utils import timezone
 
 from aggregates.identity import services as identity
 from aggregates.identity.caller import ADMIN
-from aggregates.mirroring import inprocess
-from aggregates.mirroring.inprocess import PlacementTransactionError
-
-__all__ = ["PlacementTransactionError"]  # raised by request(): a transaction is open
+from aggregates.placement_client import inprocess
+from aggregates.placement_client.errors import (
+    CONCURRENT_UPDATE,
+    INVENTORY_IN_USE,
+    GenerationConflict,
+    InventoryInUse,
+    PlacementError,
+    PlacementUnreachable,
+    ProviderNotFound,
+)
+from aggregates.placement_client.read_cache import cached, clear_read_cache, remember
 
 log = logging.getLogger(__name__)
 
@@ -46,34 +50,6 @@ INVENTORIES_VERSION = TRAITS_VERSION = "1.26"
 # What the console reads: providers with their parent and root (1.14), usages, traits.
 READ_VERSION = "1.14"
 CONFLICT_ATTEMPTS = 4
-CONCURRENT_UPDATE = "placement.concurrent_update"
-INVENTORY_IN_USE = "placement.inventory.inuse"
-
-
-class PlacementError(Exception):
-    """Placement answered with an error, or could not be reached."""
-
-    def __init__(self, message: str, status: int | None = None, code: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.code = code
-
-
-class PlacementUnreachable(PlacementError):
-    """No HTTP answer: connection refused, timeout, DNS failure..."""
-
-
-class ProviderNotFound(PlacementError):
-    """Placement has no such resource provider."""
-
-
-class GenerationConflict(PlacementError):
-    """The provider kept changing under us for every attempt."""
-
-
-class InventoryInUse(PlacementError):
-    """Placement refused to lower an inventory below its allocations."""
 
 
 class Update(NamedTuple):
@@ -188,15 +164,15 @@ class PlacementClient:
         the read of a read-modify-write). Callers must not modify it."""
         key = (self.base_url, path, version, tuple(sorted((params or {}).items())))
         if max_age > 0:
-            cached = _read_cache.get(key)
-            if cached is not None and time.monotonic() - cached[0] < max_age:
-                return cached[1]
+            known = cached(key, max_age)
+            if known is not None:
+                return known
         response = self.request("GET", path, version, params=params)
         if response.status_code != 200:
             raise self._error(response, what)
         data = response.json()
         if max_age > 0:
-            _remember(key, data)
+            remember(key, data)
         return data
 
     # --- providers -----------------------------------------------------
@@ -424,40 +400,6 @@ class PlacementClient:
             return None if changed == set(current) else sorted(changed)
 
         return self._read_modify_write(provider_uuid, "traits", TRAITS_VERSION, wanted)
-
-
-# --- the console's read cache ---------------------------------------------------
-
-# (base url, path, version, params) -> (time.monotonic() when read, JSON body),
-# shared by the threads of the process. Short-lived (the console asks for a
-# few seconds: PLACEMENT_CONSOLE_CACHE_SECONDS), emptied by any write made
-# through a client of this process and whenever the placement settings change.
-_read_cache: dict[tuple[Any, ...], tuple[float, Any]] = {}
-_read_cache_lock = threading.Lock()
-READ_CACHE_ENTRIES = 20000
-
-
-def _remember(key: tuple[Any, ...], data: Any) -> None:
-    now = time.monotonic()
-    with _read_cache_lock:
-        if len(_read_cache) >= READ_CACHE_ENTRIES:
-            horizon = max(settings.PLACEMENT_CONSOLE_CACHE_SECONDS, 1)
-            for stale in [k for k, (at, _data) in _read_cache.items() if now - at >= horizon]:
-                del _read_cache[stale]
-            if len(_read_cache) >= READ_CACHE_ENTRIES:
-                _read_cache.clear()
-        _read_cache[key] = (now, data)
-
-
-def clear_read_cache() -> None:
-    with _read_cache_lock:
-        _read_cache.clear()
-
-
-@receiver(setting_changed)
-def _placement_setting_changed(setting: str, **kwargs: Any) -> None:
-    if setting.startswith("PLACEMENT_") or setting in ("AUTH_STRATEGY", "PUBLIC_URL", "CORRAL_SERVICE"):
-        clear_read_cache()
 
 
 # --- the token and the per-thread client -------------------------------------

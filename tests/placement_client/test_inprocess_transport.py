@@ -17,9 +17,9 @@ from django.test import Client
 from django.urls import get_urlconf, set_urlconf
 from django.utils import timezone
 
-from aggregates.mirroring import inprocess, placement_client
+from aggregates import placement_client
 from aggregates.mirroring.models import PlacementMirrorRequest, ProviderSyncRequest
-from aggregates.mirroring.placement_client import PlacementClient, PlacementTransactionError
+from aggregates.placement_client import PlacementClient, PlacementTransactionError, inprocess
 from placement import models as pm
 from placement.standards import sync_standard_names
 from tests.mirroring.test_mirroring import add_host, create_aggregate
@@ -51,7 +51,7 @@ def own(settings, monkeypatch):
     authenticates with the token Corral issues for its service user)."""
     settings.PLACEMENT_URL = ""
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "", "keystone"
-    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
+    monkeypatch.setattr(placement_client.session, "_service_token", {"value": None, "expires_at": None})
     return placement_client.client()
 
 
@@ -92,7 +92,7 @@ def test_the_default_setting_is_in_process():
     env["DJANGO_SETTINGS_MODULE"] = "config.settings"
     code = (
         "import django; django.setup(); from django.conf import settings; "
-        "from aggregates.mirroring.placement_client import PlacementClient; "
+        "from aggregates.placement_client import PlacementClient; "
         "client = PlacementClient(token='x'); print(repr(settings.PLACEMENT_URL), client.in_process, client.base_url)"
     )
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
@@ -136,12 +136,12 @@ def test_errors_are_mapped_as_over_http(own):
 @pytest.mark.django_db
 def test_an_expired_service_token_is_renewed_once(own):
     own.list_providers()  # issues the service token
-    placement_client._service_token["value"] = "revoked-token"
-    placement_client._service_token["expires_at"] = timezone.now() + timedelta(hours=1)
+    placement_client.session._service_token["value"] = "revoked-token"
+    placement_client.session._service_token["expires_at"] = timezone.now() + timedelta(hours=1)
     before = own.requests_made
     assert own.list_providers() == []
     assert own.requests_made - before == 2  # a 401, then the same request with a new token
-    assert placement_client._service_token["value"] != "revoked-token"
+    assert placement_client.session._service_token["value"] != "revoked-token"
 
 
 @pytest.mark.django_db
@@ -201,7 +201,7 @@ def test_refused_inside_a_transaction_before_anything_is_sent(own, no_sockets, m
         with pytest.raises(PlacementTransactionError, match="never called with a database transaction open"):
             own.create_provider(new_uuid(), "node1")
     assert sent == [] and own.requests_made == before
-    assert placement_client._service_token["value"] is None  # not even a token was issued
+    assert placement_client.session._service_token["value"] is None  # not even a token was issued
     assert not pm.ResourceProvider.objects.exists()
 
 
