@@ -111,7 +111,7 @@ def create_providers(base_url, token, members, jobs):
 
 def delete_providers(client, members):
     for node, _ in members:
-        client.request("DELETE", f"/resource_providers/{node.uuid}", "1.20")
+        client.delete_provider(node.uuid)
 
 
 def measure(label, expected_requests, client):

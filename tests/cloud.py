@@ -58,9 +58,7 @@ class Cloud:
 
     @staticmethod
     def allocations(server_uuid):
-        response = placement_client.client().request("GET", f"/allocations/{server_uuid}", "1.28")
-        assert response.status_code == 200, response.text
-        return response.json()["allocations"]
+        return placement_client.client().consumer_allocations(server_uuid)["allocations"]
 
     @staticmethod
     def usages(node_uuid):

@@ -495,12 +495,10 @@ def _where_allocated(server: Server) -> ComputeNode | None:
     """The compute node holding the server's allocation now (None: none, or
     placement cannot say)."""
     try:
-        response = client().request("GET", f"/allocations/{server.uuid}", "1.28")
+        held = client().consumer_allocations(server.uuid)
     except PlacementError:
         return None
-    if response.status_code != 200:
-        return None
-    providers = list(response.json().get("allocations", {}))
+    providers = list(held.get("allocations", {}))
     return ComputeNode.objects.filter(uuid__in=providers).first() if providers else None
 
 

@@ -7,6 +7,7 @@ process (``inprocess``), any other over HTTP. ``client()`` is this thread's
 client for the configured endpoint."""
 
 from aggregates.placement_client.errors import (
+    AllocationConflict,
     GenerationConflict,
     InventoryInUse,
     PlacementError,
@@ -18,6 +19,7 @@ from aggregates.placement_client.read_cache import clear_read_cache
 from aggregates.placement_client.session import PlacementClient, Update, client
 
 __all__ = [
+    "AllocationConflict",
     "GenerationConflict",
     "InventoryInUse",
     "PlacementClient",

@@ -34,6 +34,12 @@ class InventoryInUse(PlacementError):
     """Placement refused to lower an inventory below its allocations."""
 
 
+class AllocationConflict(PlacementError):
+    """Placement refused a claim or a move of allocations with a conflict
+    (409): a provider no longer has the room, or the consumer changed
+    meanwhile (its generation)."""
+
+
 class PlacementTransactionError(RuntimeError):
     """Placement was called with a database transaction open. It never is:
     a slow or remote placement must not hold the caller's locks, and Corral's

@@ -17,10 +17,11 @@ as Nova does.
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
+from urllib.parse import urlencode
 
 import requests
 from django.conf import settings
@@ -29,10 +30,11 @@ from django.utils import timezone
 
 from aggregates.identity import services as identity
 from aggregates.identity.caller import ADMIN
-from aggregates.placement_client import inprocess
+from aggregates.placement_client import inprocess, microversions
 from aggregates.placement_client.errors import (
     CONCURRENT_UPDATE,
     INVENTORY_IN_USE,
+    AllocationConflict,
     GenerationConflict,
     InventoryInUse,
     PlacementError,
@@ -43,12 +45,6 @@ from aggregates.placement_client.read_cache import cached, clear_read_cache, rem
 
 log = logging.getLogger(__name__)
 
-AGGREGATES_VERSION = "1.23"
-PROVIDERS_VERSION = "1.14"
-CREATE_PROVIDER_VERSION = "1.20"
-INVENTORIES_VERSION = TRAITS_VERSION = "1.26"
-# What the console reads: providers with their parent and root (1.14), usages, traits.
-READ_VERSION = "1.14"
 CONFLICT_ATTEMPTS = 4
 
 
@@ -154,7 +150,13 @@ class PlacementClient:
             f"{what} failed with HTTP {response.status_code}: {detail}", status=response.status_code, code=code
         )
 
-    def read(
+    @classmethod
+    def _conflict(cls, response: requests.Response, what: str) -> AllocationConflict:
+        """The AllocationConflict of a 409 answer to a claim or a move."""
+        error = cls._error(response, what)
+        return AllocationConflict(error.message, status=error.status, code=error.code)
+
+    def _read(
         self, path: str, version: str, what: str, *, params: Mapping[str, str] | None = None, max_age: float = 0
     ) -> Any:
         """GET ``path``: its JSON body, or the PlacementError of any other
@@ -196,8 +198,8 @@ class PlacementClient:
             params["name"] = name
         if in_tree:
             params["in_tree"] = str(in_tree)
-        data = self.read(
-            "/resource_providers", PROVIDERS_VERSION, "Listing resource providers", params=params, max_age=max_age
+        data = self._read(
+            "/resource_providers", microversions.PROVIDERS, "Listing resource providers", params=params, max_age=max_age
         )
         return list(data["resource_providers"])
 
@@ -209,9 +211,9 @@ class PlacementClient:
     def get_provider(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> dict[str, Any]:
         """One provider (as in list_providers); ProviderNotFound if none."""
         return dict(
-            self.read(
+            self._read(
                 f"/resource_providers/{provider_uuid}",
-                READ_VERSION,
+                microversions.READ,
                 f"Reading resource provider {provider_uuid}",
                 max_age=max_age,
             )
@@ -220,9 +222,9 @@ class PlacementClient:
     def provider_inventories(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> dict[str, dict[str, Any]]:
         """Resource class -> inventory record (total, reserved, min_unit,
         max_unit, step_size, allocation_ratio)."""
-        data = self.read(
+        data = self._read(
             f"/resource_providers/{provider_uuid}/inventories",
-            READ_VERSION,
+            microversions.READ,
             f"Reading the inventories of resource provider {provider_uuid}",
             max_age=max_age,
         )
@@ -230,9 +232,9 @@ class PlacementClient:
 
     def provider_usages(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> dict[str, int]:
         """Resource class -> amount allocated on the provider."""
-        data = self.read(
+        data = self._read(
             f"/resource_providers/{provider_uuid}/usages",
-            READ_VERSION,
+            microversions.READ,
             f"Reading the usages of resource provider {provider_uuid}",
             max_age=max_age,
         )
@@ -246,7 +248,12 @@ class PlacementClient:
         if self.in_process:
             if not wanted:
                 return {}
-            data = self.read("/_corral/provider_usages", "1.0", "Reading usages", params={"uuids": ",".join(wanted)})
+            data = self._read(
+                "/_corral/provider_usages",
+                microversions.INTERNAL_READS,
+                "Reading usages",
+                params={"uuids": ",".join(wanted)},
+            )
             return dict(data["usages"])
         usages = {}
         for provider_uuid in wanted:
@@ -258,9 +265,9 @@ class PlacementClient:
 
     def provider_traits(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> list[str]:
         """The provider's traits, sorted."""
-        data = self.read(
+        data = self._read(
             f"/resource_providers/{provider_uuid}/traits",
-            READ_VERSION,
+            microversions.READ,
             f"Reading the traits of resource provider {provider_uuid}",
             max_age=max_age,
         )
@@ -269,7 +276,7 @@ class PlacementClient:
     def provider_uuid_by_name(self, name: str) -> str | None:
         """The uuid of the provider named ``name``; None when there is none
         (or, as Nova counts it, when the answer is ambiguous or an error)."""
-        response = self.request("GET", "/resource_providers", PROVIDERS_VERSION, params={"name": name})
+        response = self.request("GET", "/resource_providers", microversions.PROVIDERS, params={"name": name})
         if response.status_code != 200:
             log.warning("Looking up resource provider %s failed: HTTP %s", name, response.status_code)
             return None
@@ -278,13 +285,119 @@ class PlacementClient:
             log.warning("%d resource providers are named %s; mirroring none of them", len(providers), name)
         return providers[0]["uuid"] if len(providers) == 1 else None
 
+    def providers_with_room(self, resource_class: str, amount: int, member_of: Sequence[str] = ()) -> set[str]:
+        """The uuids of the providers with room for ``amount`` of
+        ``resource_class``, among those the ``member_of`` values allow
+        ("in:<uuid>,<uuid>" for any of those aggregates, "!in:..." for none)."""
+        params = urlencode([("resources", f"{resource_class}:{amount}"), *(("member_of", m) for m in member_of)])
+        data = self._read("/resource_providers?" + params, microversions.PROVIDERS_WITH_ROOM, "Listing providers")
+        return {provider["uuid"] for provider in data["resource_providers"]}
+
+    # --- allocation candidates and allocations -------------------------------
+
+    def allocation_candidates(self, params: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        """GET /allocation_candidates with the query ``params`` (in their
+        order): its allocation_requests and provider_summaries."""
+        data: dict[str, Any] = self._read(
+            "/allocation_candidates?" + urlencode(params),
+            microversions.ALLOCATION_CANDIDATES,
+            "Listing allocation candidates",
+        )
+        return data
+
+    def consumer_allocations(self, consumer_uuid: uuid.UUID | str) -> dict[str, Any]:
+        """A consumer's allocations by provider (empty when it has none),
+        with its generation, project and user."""
+        data: dict[str, Any] = self._read(
+            f"/allocations/{consumer_uuid}",
+            microversions.CONSUMER_ALLOCATIONS,
+            f"Reading the allocations of {consumer_uuid}",
+        )
+        return data
+
+    def claim(
+        self,
+        consumer_uuid: uuid.UUID | str,
+        allocations: Mapping[str, Any],
+        project_id: str,
+        user_id: str,
+        consumer_generation: int | None = None,
+        consumer_type: str = "INSTANCE",
+    ) -> None:
+        """PUT the consumer's ``allocations`` ({provider uuid: {"resources":
+        ...}}); ``consumer_generation`` None: a new consumer. Raises
+        AllocationConflict when placement refuses with a conflict (a
+        provider filled up, or the consumer changed meanwhile)."""
+        body = {
+            "allocations": allocations,
+            "project_id": project_id,
+            "user_id": user_id,
+            "consumer_generation": consumer_generation,
+            "consumer_type": consumer_type,
+        }
+        response = self.request("PUT", f"/allocations/{consumer_uuid}", microversions.ALLOCATIONS, body=body)
+        if response.status_code == 204:
+            return
+        what = f"Claiming resources for {consumer_uuid}"
+        raise self._conflict(response, what) if response.status_code == 409 else self._error(response, what)
+
+    def move_allocations(
+        self,
+        consumer_uuid: uuid.UUID | str,
+        allocations: Mapping[str, Any],
+        project_id: str,
+        user_id: str,
+        hold_source_as: str | None = None,
+    ) -> None:
+        """One POST /allocations: the consumer's allocation becomes
+        ``allocations`` (checked against the consumer generation just read)
+        and, with ``hold_source_as`` (a migration uuid), the allocation it
+        held passes to that consumer, as Nova holds it during a cold
+        migration. The consumer keeps its project and user (``project_id``
+        and ``user_id`` when placement has none). Raises AllocationConflict
+        when placement refuses with a conflict."""
+        held = self._read(
+            f"/allocations/{consumer_uuid}", microversions.ALLOCATIONS, f"Reading the allocations of {consumer_uuid}"
+        )
+        moved = str(consumer_uuid)
+        body: dict[str, Any] = {
+            moved: {
+                "allocations": allocations,
+                "consumer_generation": held.get("consumer_generation"),
+                "project_id": held.get("project_id") or project_id,
+                "user_id": held.get("user_id") or user_id,
+                "consumer_type": "INSTANCE",
+            }
+        }
+        if hold_source_as:
+            body[hold_source_as] = {
+                "allocations": {
+                    rp: {"resources": item["resources"]} for rp, item in held.get("allocations", {}).items()
+                },
+                "consumer_generation": None,
+                "project_id": body[moved]["project_id"],
+                "user_id": body[moved]["user_id"],
+                "consumer_type": "MIGRATION",
+            }
+        response = self.request("POST", "/allocations", microversions.ALLOCATIONS, body=body)
+        if response.status_code == 204:
+            return
+        what = f"Moving the allocations of {consumer_uuid}"
+        raise self._conflict(response, what) if response.status_code == 409 else self._error(response, what)
+
+    def release(self, consumer_uuid: uuid.UUID | str) -> None:
+        """Delete the consumer's allocations (none left is fine)."""
+        response = self.request("DELETE", f"/allocations/{consumer_uuid}", microversions.RELEASE)
+        if response.status_code not in (204, 404):
+            raise self._error(response, f"Releasing the allocations of {consumer_uuid}")
+
     # --- provider aggregates -------------------------------------------
 
     def provider_aggregates(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> tuple[set[str], int]:
         """(set of aggregate uuids, provider generation) of a provider."""
-        data = self.read(
+        data = self._read(
             f"/resource_providers/{provider_uuid}/aggregates",
-            AGGREGATES_VERSION,
+            microversions.AGGREGATES,
             f"Reading the aggregates of resource provider {provider_uuid}",
             max_age=max_age,
         )
@@ -315,7 +428,7 @@ class PlacementClient:
             changed = (now | adding) - removing
             return None if changed == now else sorted(changed)
 
-        return self._read_modify_write(provider_uuid, "aggregates", AGGREGATES_VERSION, wanted)
+        return self._read_modify_write(provider_uuid, "aggregates", microversions.AGGREGATES, wanted)
 
     def _read_modify_write(
         self, provider_uuid: uuid.UUID | str, key: str, version: str, wanted: Callable[[Any], Any]
@@ -355,7 +468,10 @@ class PlacementClient:
     def create_provider(self, provider_uuid: uuid.UUID | str, name: str) -> int:
         """Create a root resource provider; returns its generation."""
         response = self.request(
-            "POST", "/resource_providers", CREATE_PROVIDER_VERSION, body={"uuid": str(provider_uuid), "name": name}
+            "POST",
+            "/resource_providers",
+            microversions.CREATE_PROVIDER,
+            body={"uuid": str(provider_uuid), "name": name},
         )
         if response.status_code != 200:
             raise self._error(response, f"Creating resource provider {name} ({provider_uuid})")
@@ -363,7 +479,7 @@ class PlacementClient:
 
     def delete_provider(self, provider_uuid: uuid.UUID | str) -> bool:
         """Delete a provider; returns False when placement had none."""
-        response = self.request("DELETE", f"/resource_providers/{provider_uuid}", PROVIDERS_VERSION)
+        response = self.request("DELETE", f"/resource_providers/{provider_uuid}", microversions.PROVIDERS)
         if response.status_code == 404:
             return False
         if response.status_code != 204:
@@ -383,7 +499,7 @@ class PlacementClient:
             changed.update(inventories)
             return None if changed == current else changed
 
-        return self._read_modify_write(provider_uuid, "inventories", INVENTORIES_VERSION, wanted)
+        return self._read_modify_write(provider_uuid, "inventories", microversions.INVENTORIES, wanted)
 
     def set_trait(self, provider_uuid: uuid.UUID | str, trait: str, present: bool) -> Update:
         """Add or remove one trait, keeping the provider's others."""
@@ -399,7 +515,7 @@ class PlacementClient:
             changed = (set(current) | present) - absent
             return None if changed == set(current) else sorted(changed)
 
-        return self._read_modify_write(provider_uuid, "traits", TRAITS_VERSION, wanted)
+        return self._read_modify_write(provider_uuid, "traits", microversions.TRAITS, wanted)
 
 
 # --- the token and the per-thread client -------------------------------------

@@ -24,9 +24,7 @@ def own_placement(cloud, settings, monkeypatch):  # noqa: F811
 
 
 def allocations(server_uuid):
-    response = placement_client.client().request("GET", f"/allocations/{server_uuid}", "1.28")
-    assert response.status_code == 200, response.text
-    return response.json()["allocations"]
+    return placement_client.client().consumer_allocations(server_uuid)["allocations"]
 
 
 def test_server_create_list_show_delete(cloud, own_placement, make_host, system):  # noqa: F811

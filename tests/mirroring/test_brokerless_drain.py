@@ -30,9 +30,7 @@ def in_process(settings, monkeypatch):
 
 
 def aggregates_of(client, node):
-    response = client.request("GET", f"/resource_providers/{node.uuid}/aggregates", "1.19")
-    assert response.status_code == 200, response.text
-    return set(response.json()["aggregates"])
+    return client.provider_aggregates(node.uuid)[0]
 
 
 def _failed_row(admin_api, settings, aggregate, host):

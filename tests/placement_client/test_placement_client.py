@@ -14,8 +14,9 @@ from aggregates.placement_client import (
     PlacementClient,
     PlacementUnreachable,
     ProviderNotFound,
+    microversions,
 )
-from aggregates.placement_client.session import AGGREGATES_VERSION, CONFLICT_ATTEMPTS
+from aggregates.placement_client.session import CONFLICT_ATTEMPTS
 
 
 class RecordingSession(requests.Session):
@@ -75,7 +76,7 @@ def test_every_call_names_its_microversion_a_token_and_timeouts(placement, provi
     client.change_provider_aggregates(provider, add=[new_uuid()])
     client.list_providers()
     versions = [kwargs["headers"]["OpenStack-API-Version"] for _, _, kwargs in session.sent]
-    assert versions == [f"placement {AGGREGATES_VERSION}"] * 2 + ["placement 1.14"]
+    assert versions == [f"placement {microversions.AGGREGATES}"] * 2 + ["placement 1.14"]
     assert all(kwargs["headers"]["X-Auth-Token"] == "admin" for _, _, kwargs in session.sent)
     assert all(kwargs["timeout"] == (2, 7) for _, _, kwargs in session.sent)
 
