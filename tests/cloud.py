@@ -8,6 +8,7 @@ from aggregates.flavors import services as flavors
 from aggregates.host_aggregates import services as aggregates
 from aggregates.hosts import services as hosts
 from aggregates.hosts.models import Service
+from aggregates.identity import service_token
 from aggregates.images.models import Image
 from placement.standards import sync_standard_names
 
@@ -16,7 +17,7 @@ def own_placement(settings, monkeypatch):
     """Corral's own placement in process, read with a freshly issued service token."""
     settings.PLACEMENT_URL, settings.AUTH_STRATEGY, settings.PLACEMENT_AUTH_TOKEN = "", "keystone", ""
     settings.DEFAULT_SCHEDULE_ZONE = ""
-    monkeypatch.setattr(placement_client.session, "_service_token", {"value": None, "expires_at": None})
+    service_token.forget_service_token()
     sync_standard_names()  # a transactional test starts from empty tables
 
 

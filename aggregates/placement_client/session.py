@@ -19,18 +19,14 @@ import threading
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 from urllib.parse import urlencode
 
 import requests
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.utils import timezone
 
-from aggregates.identity import services as identity
-from aggregates.identity.caller import ADMIN
-from aggregates.placement_client import inprocess, microversions
+from aggregates.placement_client import credentials, inprocess, microversions
+from aggregates.placement_client.credentials import TokenProvider
 from aggregates.placement_client.errors import (
     CONCURRENT_UPDATE,
     INVENTORY_IN_USE,
@@ -66,7 +62,9 @@ class PlacementClient:
     """One HTTP session (connections are reused) to one placement endpoint:
     ``base_url`` (default PLACEMENT_URL); Corral's own placement (empty, see
     ``inprocess.is_own_placement``) is reached at ``inprocess.INPROCESS_URL``
-    through the in-process transport, any other URL over HTTP.
+    through the in-process transport, any other URL over HTTP. It sends
+    ``token``, else the tokens of ``token_provider``, else those of the
+    configured provider (``credentials``).
 
     Not shared between threads: ``client()`` keeps one per thread."""
 
@@ -76,11 +74,12 @@ class PlacementClient:
         token: str | None = None,
         session: requests.Session | None = None,
         timeout: float | tuple[float, float] | None = None,
+        token_provider: TokenProvider | None = None,
     ) -> None:
         base_url = settings.PLACEMENT_URL if base_url is None else base_url
         self.in_process = inprocess.is_own_placement(base_url)
         self.base_url = inprocess.INPROCESS_URL if self.in_process else base_url.rstrip("/")
-        self._fixed_token = token
+        self._token_provider = credentials.fixed(token) if token else token_provider or credentials.configured()
         self.session = session or requests.Session()
         if self.in_process:
             inprocess.mount(self.session)
@@ -88,9 +87,6 @@ class PlacementClient:
         self.requests_made = 0
 
     # --- transport -----------------------------------------------------
-
-    def _token(self, renew: bool = False) -> str:
-        return self._fixed_token or service_token(renew=renew)
 
     def request(
         self,
@@ -108,10 +104,13 @@ class PlacementClient:
         inprocess.refuse_inside_transaction(f"Placement request {method} {path}")
         if method not in ("GET", "HEAD"):
             clear_read_cache()  # the console must not show what we just changed
-        response = self._send(method, path, version, body, params, self._token())
-        if response.status_code == 401 and not self._fixed_token and uses_service_user():
-            # Our own service token expired or was revoked: issue another once.
-            response = self._send(method, path, version, body, params, self._token(renew=True))
+        token = self._token_provider()
+        response = self._send(method, path, version, body, params, token)
+        if response.status_code == 401:
+            # The token expired or was revoked: ask for another, once.
+            renewed = self._token_provider(renew=True)
+            if renewed != token:
+                response = self._send(method, path, version, body, params, renewed)
         return response
 
     def _send(
@@ -518,52 +517,18 @@ class PlacementClient:
         return self._read_modify_write(provider_uuid, "traits", microversions.TRAITS, wanted)
 
 
-# --- the token and the per-thread client -------------------------------------
-
-_service_token: dict[str, Any] = {"value": None, "expires_at": None}
-_service_token_lock = threading.Lock()
-
-
-def uses_service_user() -> bool:
-    return not settings.PLACEMENT_AUTH_TOKEN and settings.AUTH_STRATEGY != "noauth2"
-
-
-def service_token(renew: bool = False) -> str:
-    """The token sent to placement: PLACEMENT_AUTH_TOKEN when set, else
-    "admin" under noauth2, else a token Corral issues for its own service
-    user (admin on project "service"), kept until a minute before it
-    expires. Our placement checks it through PLACEMENT_TOKEN_VALIDATOR."""
-    if settings.PLACEMENT_AUTH_TOKEN:
-        return settings.PLACEMENT_AUTH_TOKEN
-    if not uses_service_user():
-        return "admin"
-    with _service_token_lock:
-        expires_at = _service_token["expires_at"]
-        if renew or expires_at is None or expires_at - timedelta(minutes=1) <= timezone.now():
-            _service_token["value"], _service_token["expires_at"] = _issue_service_token()
-        return str(_service_token["value"])
-
-
-def _issue_service_token() -> tuple[str, datetime]:
-    user, created = get_user_model().objects.get_or_create(username=settings.PLACEMENT_SERVICE_USER)
-    if created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    project = identity.ensure_project("service", description="Service users of Corral")
-    identity.grant(user, project, ADMIN)
-    token, row = identity.issue_token(user, project)
-    return token, row.expires_at
-
+# --- the per-thread client ---------------------------------------------------
 
 _local = threading.local()
 
 
 def client() -> PlacementClient:
     """This thread's PlacementClient for the configured endpoint and token
-    (a new one when the settings changed)."""
+    provider (a new one when the settings changed)."""
     key = (
         settings.PLACEMENT_URL,
         settings.PLACEMENT_AUTH_TOKEN,
+        settings.PLACEMENT_TOKEN_PROVIDER,
         settings.AUTH_STRATEGY,
         settings.PUBLIC_URL,
         settings.CORRAL_SERVICE,

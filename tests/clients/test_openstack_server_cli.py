@@ -8,6 +8,7 @@ import pytest
 from aggregates import placement_client
 from aggregates.flavors import services as flavors
 from aggregates.host_aggregates import services as aggregates
+from aggregates.identity import service_token
 from aggregates.images.models import Image
 from aggregates.servers.models import Server
 from placement.standards import sync_standard_names
@@ -18,7 +19,7 @@ from .test_openstack_cli import cloud, run_json  # noqa: F401 - the `cloud` fixt
 @pytest.fixture
 def own_placement(cloud, settings, monkeypatch):  # noqa: F811
     settings.PLACEMENT_URL, settings.PLACEMENT_AUTH_TOKEN = "", ""
-    monkeypatch.setattr(placement_client.session, "_service_token", {"value": None, "expires_at": None})
+    service_token.forget_service_token()
     sync_standard_names()  # a transactional test starts from empty tables
     return placement_client.client()
 

@@ -11,6 +11,7 @@ import pytest
 from aggregates import placement_client
 from aggregates.host_aggregates import services
 from aggregates.hosts.models import ComputeNode
+from aggregates.identity import service_token
 from aggregates.mirroring.models import PlacementMirrorRequest
 from dashboard import placement_views
 from placement.services import providers as placement_providers
@@ -40,7 +41,7 @@ def own(settings, monkeypatch):
     service user's token (issued afresh: one kept from another test's
     rolled-back transaction would cost a 401 and a renewal)."""
     settings.PLACEMENT_URL, settings.AUTH_STRATEGY, settings.PLACEMENT_AUTH_TOKEN = "", "keystone", ""
-    monkeypatch.setattr(placement_client.session, "_service_token", {"value": None, "expires_at": None})
+    service_token.forget_service_token()
     return placement_client.client()
 
 

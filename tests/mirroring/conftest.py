@@ -18,7 +18,7 @@ import pytest
 import requests
 from django.utils import timezone
 
-from aggregates import placement_client
+from aggregates.identity import service_token
 from aggregates.mirroring import applier
 from aggregates.mirroring.models import ProviderSyncRequest
 from aggregates.placement_client import PlacementClient
@@ -220,7 +220,7 @@ def own_placement(live_server, settings, monkeypatch):
     sync_standard_names()
     settings.PLACEMENT_URL = live_server.url + "/placement"
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "", "keystone"
-    monkeypatch.setattr(placement_client.session, "_service_token", {"value": None, "expires_at": None})
+    service_token.forget_service_token()
     return OwnPlacement(settings.PLACEMENT_URL, settings)
 
 

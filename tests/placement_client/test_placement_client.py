@@ -7,6 +7,7 @@ import pytest
 import requests
 
 from aggregates import placement_client
+from aggregates.identity import service_token
 from aggregates.identity import services as identity
 from aggregates.placement_client import (
     GenerationConflict,
@@ -169,31 +170,31 @@ def test_unreachable_placement(closed_port_url):
     assert "Unable to communicate with the Placement API" in caught.value.message
 
 
-# --- the token ----------------------------------------------------------------
+# --- the token: Corral's service token, the client's default token provider ------
 
 
 @pytest.fixture
 def fresh_service_token(monkeypatch):
-    monkeypatch.setattr(placement_client.session, "_service_token", {"value": None, "expires_at": None})
+    service_token.forget_service_token()
 
 
 def test_explicit_token_setting_wins(settings, fresh_service_token):
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "secret", "keystone"
-    assert placement_client.session.service_token() == "secret"
+    assert service_token.service_token() == "secret"
 
 
 def test_noauth2_sends_admin(settings, fresh_service_token):
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "", "noauth2"
-    assert placement_client.session.service_token() == "admin"
+    assert service_token.service_token() == "admin"
 
 
 def test_keystone_mode_uses_a_token_of_corrals_service_user(db, settings, fresh_service_token):
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "", "keystone"
-    token = placement_client.session.service_token()
+    token = service_token.service_token()
     caller = identity.caller_for_token(token)
     assert caller.username == settings.PLACEMENT_SERVICE_USER and caller.is_admin
-    assert placement_client.session.service_token() == token
-    renewed = placement_client.session.service_token(renew=True)
+    assert service_token.service_token() == token
+    renewed = service_token.service_token(renew=True)
     assert renewed != token and identity.caller_for_token(renewed).is_admin
 
 
