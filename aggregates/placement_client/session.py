@@ -5,13 +5,11 @@ through the in-process transport of ``inprocess`` (no socket, no second
 worker to wait for). Either way placement is never called with a database
 transaction open (``PlacementTransactionError``).
 
-Every call names its microversion. Provider aggregates are read and written
-at 1.23: the bodies are those of 1.19 (they carry the provider generation)
-and errors carry codes, so that a ``placement.concurrent_update`` conflict
-is told apart from other 409s. Inventories and traits are written at 1.26
-(a reservation may equal the total). A conflicting update of aggregates,
-inventories or traits is retried from a fresh read, four attempts in all,
-as Nova does.
+Every call sends the microversion ``microversions`` names for its
+operation. A conflicting update of a provider's aggregates, inventories or
+traits (``placement.concurrent_update``) is retried from a fresh read, four
+attempts in all, as Nova does; a conflicting claim or move of allocations
+is the caller's to handle (``AllocationConflict``: try the next host).
 """
 
 import logging
