@@ -60,7 +60,7 @@ def run_one(args):
     from aggregates.identity.caller import Caller
     from aggregates.maintenance import services
     from aggregates.maintenance.models import MaintenanceItem
-    from aggregates.mirroring.placement_client import client
+    from aggregates.placement_client import client
     from aggregates.servers.models import Server
     from placement import models as pm
     from placement.standards import sync_standard_names

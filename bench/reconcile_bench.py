@@ -90,7 +90,7 @@ def create_providers(base_url, token, members, jobs):
     from django.db import connection
 
     from aggregates.mirroring import resource_tracker
-    from aggregates.mirroring.placement_client import PlacementClient
+    from aggregates.placement_client import PlacementClient
 
     def create(chunk):
         client = PlacementClient(base_url=base_url, token=token)
@@ -111,7 +111,7 @@ def create_providers(base_url, token, members, jobs):
 
 def delete_providers(client, members):
     for node, _ in members:
-        client.request("DELETE", f"/resource_providers/{node.uuid}", "1.20")
+        client.delete_provider(node.uuid)
 
 
 def measure(label, expected_requests, client):
@@ -144,7 +144,7 @@ def main():
         setup_django(workdir)
         from django.conf import settings
 
-        from aggregates.mirroring.placement_client import PlacementClient
+        from aggregates.placement_client import PlacementClient
 
         client = PlacementClient(base_url=args.placement_url, token=args.token)
         members = build_corral(args.hosts, args.aggregates)

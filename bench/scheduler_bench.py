@@ -67,7 +67,7 @@ def run_one(args):
     from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
     from aggregates.hosts.models import ComputeNode, Service
     from aggregates.images.models import Image
-    from aggregates.mirroring.placement_client import client
+    from aggregates.placement_client import client
     from aggregates.scheduling import engine, services
     from aggregates.servers.models import Server
     from placement import models as pm

@@ -231,6 +231,9 @@ PLACEMENT_TOKEN_VALIDATOR = os.environ.get("PLACEMENT_TOKEN_VALIDATOR", "aggrega
 # Corral issues itself for its service user (PLACEMENT_SERVICE_USER).
 PLACEMENT_AUTH_TOKEN = os.environ.get("PLACEMENT_AUTH_TOKEN", "")
 PLACEMENT_SERVICE_USER = os.environ.get("PLACEMENT_SERVICE_USER", "corral-placement")
+# The placement client's token provider, a callable (renew=False) -> token,
+# named here so that the client never imports identity.
+PLACEMENT_TOKEN_PROVIDER = os.environ.get("PLACEMENT_TOKEN_PROVIDER", "aggregates.identity.service_token.service_token")
 PLACEMENT_CONNECT_TIMEOUT = float(os.environ.get("PLACEMENT_CONNECT_TIMEOUT", "3"))
 PLACEMENT_READ_TIMEOUT = float(os.environ.get("PLACEMENT_READ_TIMEOUT", "30"))
 # Seconds the console may show a placement answer read this long ago.

@@ -12,7 +12,7 @@ def _warm_up() -> None:
     would wait for it under load)."""
     from django.urls import get_resolver
 
-    from aggregates.mirroring import inprocess
+    from aggregates.placement_client import inprocess
 
     get_resolver().url_patterns  # noqa: B018 - reading it imports the URLconf and every view module
     get_resolver(inprocess.URLCONF).url_patterns  # noqa: B018 - the in-process placement's too

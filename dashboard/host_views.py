@@ -7,12 +7,12 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from aggregates import placement_client
 from aggregates.audit.models import Event
 from aggregates.errors import ServiceError
 from aggregates.host_aggregates.models import Aggregate
 from aggregates.hosts import services as host_services
-from aggregates.mirroring import placement_client
-from aggregates.mirroring.placement_client import PlacementError
+from aggregates.placement_client import PlacementError
 from aggregates.servers import services as server_services
 from aggregates.servers.models import Server
 from aggregates.zones.services import zones_by_host

@@ -26,7 +26,7 @@ from aggregates.errors import Invalid, NotFound, ServiceError, Unavailable
 from aggregates.hosts.models import Service
 from aggregates.maintenance import services
 from aggregates.maintenance.models import MaintenanceJob
-from aggregates.mirroring.placement_client import PlacementError
+from aggregates.placement_client import PlacementError
 
 from .console import caller_of, console_view, form_error, page, paginate
 

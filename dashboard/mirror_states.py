@@ -3,9 +3,9 @@ shows it: read from the configured placement through the placement client
 (one request a page), never from placement's tables, so that it is right
 whichever placement PLACEMENT_URL names."""
 
-from aggregates.mirroring import placement_client
+from aggregates import placement_client
 from aggregates.mirroring.models import PlacementMirrorRequest
-from aggregates.mirroring.placement_client import PlacementError, PlacementUnreachable
+from aggregates.placement_client import PlacementError, PlacementUnreachable
 
 NO_NODE = ("bad", "no compute node", "The host has no compute node, so no provider to mirror to.")
 MISSING = (

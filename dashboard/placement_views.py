@@ -18,10 +18,10 @@ from collections import defaultdict
 from django.conf import settings
 from django.http import Http404
 
+from aggregates import placement_client
 from aggregates.host_aggregates.models import Aggregate
 from aggregates.hosts.models import ComputeNode
-from aggregates.mirroring import placement_client
-from aggregates.mirroring.placement_client import PlacementError, PlacementUnreachable, ProviderNotFound
+from aggregates.placement_client import PlacementError, PlacementUnreachable, ProviderNotFound
 
 from .console import console_view, page, paginate
 

@@ -5,10 +5,10 @@ import uuid
 
 from django.db.models import Q
 
+from aggregates import placement_client
 from aggregates.flavors.models import Flavor
 from aggregates.host_aggregates.models import Aggregate
-from aggregates.mirroring import placement_client
-from aggregates.mirroring.placement_client import PlacementError
+from aggregates.placement_client import PlacementError
 
 from . import placement_views, queries
 from .console import console_view, page

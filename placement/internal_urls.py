@@ -1,5 +1,5 @@
 """Routes Corral's placement serves only to Corral's own in-process client
-(aggregates/mirroring/inprocess.py mounts them beside placement.urls): reads
+(aggregates/placement_client/inprocess.py mounts them beside placement.urls): reads
 that save the client one request per provider. They are not part of the
 Placement API and no HTTP client can reach them."""
 

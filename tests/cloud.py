@@ -3,12 +3,13 @@ process, hosts registered as agents do (their providers follow through the
 outbox after commit: these tests commit), aggregates mirrored into
 placement, flavors with extra specs, active images."""
 
+from aggregates import placement_client
 from aggregates.flavors import services as flavors
 from aggregates.host_aggregates import services as aggregates
 from aggregates.hosts import services as hosts
 from aggregates.hosts.models import Service
+from aggregates.identity import service_token
 from aggregates.images.models import Image
-from aggregates.mirroring import placement_client
 from placement.standards import sync_standard_names
 
 
@@ -16,7 +17,7 @@ def own_placement(settings, monkeypatch):
     """Corral's own placement in process, read with a freshly issued service token."""
     settings.PLACEMENT_URL, settings.AUTH_STRATEGY, settings.PLACEMENT_AUTH_TOKEN = "", "keystone", ""
     settings.DEFAULT_SCHEDULE_ZONE = ""
-    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
+    service_token.forget_service_token()
     sync_standard_names()  # a transactional test starts from empty tables
 
 
@@ -58,9 +59,7 @@ class Cloud:
 
     @staticmethod
     def allocations(server_uuid):
-        response = placement_client.client().request("GET", f"/allocations/{server_uuid}", "1.28")
-        assert response.status_code == 200, response.text
-        return response.json()["allocations"]
+        return placement_client.client().consumer_allocations(server_uuid)["allocations"]
 
     @staticmethod
     def usages(node_uuid):

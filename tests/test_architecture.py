@@ -1,8 +1,10 @@
 """The layout's rules, checked on every test run: no import cycle among
 Corral's modules (an import inside a function counts: it still ties the two
-modules), the import contracts of pyproject.toml, and every stored beat
-schedule naming a task the Celery app knows."""
+modules), the import contracts of pyproject.toml, placement called through
+its client's methods only, and every stored beat schedule naming a task the
+Celery app knows."""
 
+import ast
 import importlib
 import subprocess
 import sys
@@ -115,6 +117,83 @@ def test_import_contracts_hold():
     )
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
     assert "0 broken" in result.stdout
+
+
+# --- placement is called through the methods of its client only --------------------------
+
+HTTP_METHODS = {"GET", "HEAD", "PUT", "POST", "PATCH", "DELETE"}
+# The placement client's own: what it sends and how it reads errors.
+CLIENT_PRIVATE_NAMES = {"_send", "_read", "_error", "_conflict", "_read_modify_write", "_token_provider"}
+CLIENT_PACKAGE = "aggregates/placement_client/"
+# Raw requests still there, per file: maintenance's capacity summary asks for
+# allocation candidates itself until it calls PlacementClient.allocation_candidates
+# (the scheduler's call) once that package's split lands. Remove the entry then.
+NOT_YET_WIRED = {"aggregates/maintenance/services.py": 2}
+
+
+def _placement_path(node):
+    """Whether ``node`` is a path of the client's base URL: "/...", f"/...", "/..." + ..."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _placement_path(node.left)
+    if isinstance(node, ast.JoinedStr) and node.values:
+        return _placement_path(node.values[0])
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("/")
+
+
+def raw_placement_requests(source):
+    """(line, what) of each raw placement request in ``source``: a call
+    ``<anything>.request("<METHOD>", "/path", ...)`` (the client's request),
+    or one of the client's private names used on anything but self."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "request":
+            method, *rest = node.args or [None]
+            if isinstance(method, ast.Constant) and method.value in HTTP_METHODS and rest and _placement_path(rest[0]):
+                found.append((node.lineno, f'.request("{method.value}", ...)'))
+        elif isinstance(node, ast.Attribute) and node.attr in CLIENT_PRIVATE_NAMES:
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append((node.lineno, f".{node.attr}"))
+    return sorted(found)
+
+
+def test_placement_is_called_through_its_clients_methods_only():
+    """Outside aggregates/placement_client/, no code sends placement a
+    request of its own (method, path, hand-typed microversion) or reads its
+    answer with the client's private helpers: each operation is one method
+    of the client, at the microversion its table names."""
+    found = {}
+    for folder in ("aggregates", "dashboard", "config", "bench"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            name = path.relative_to(ROOT).as_posix()
+            if not name.startswith(CLIENT_PACKAGE):
+                found[name] = raw_placement_requests(path.read_text())
+    unexpected = {name: hits for name, hits in found.items() if len(hits) != NOT_YET_WIRED.get(name, 0)}
+    assert not unexpected, "raw placement requests outside the client (give the client a method):\n" + "\n".join(
+        f"  {name}:{line} {what}" for name, hits in sorted(unexpected.items()) for line, what in hits
+    )
+
+
+def test_the_raw_request_finder_finds_them():
+    """The check above can fail: the scheduler's claim and release as they
+    were written before the client had methods for them."""
+    source = """
+def _claim(placement, consumer_uuid, body):
+    response = placement.request("PUT", f"/allocations/{consumer_uuid}", "1.38", body=body)
+    if response.status_code != 204:
+        raise placement._error(response, f"Claiming resources for {consumer_uuid}")
+
+def release(consumer_uuid):
+    client().request("DELETE", "/allocations/" + consumer_uuid, "1.28")
+
+def not_placement(self, url):
+    self._error(404, "Not found.")
+    return requests.request("GET", url, timeout=3)
+"""
+    assert raw_placement_requests(source) == [
+        (3, '.request("PUT", ...)'),
+        (5, "._error"),
+        (8, '.request("DELETE", ...)'),
+    ]
 
 
 def store_the_migrations_schedules():

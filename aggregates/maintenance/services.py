@@ -40,8 +40,8 @@ from aggregates.identity.caller import Caller
 from aggregates.jobs import leases
 from aggregates.mirroring import applier
 from aggregates.mirroring.models import ProviderSyncRequest
-from aggregates.mirroring.placement_client import PlacementClient, PlacementError, client
 from aggregates.moves import services as moves
+from aggregates.placement_client import PlacementClient, PlacementError, client
 from aggregates.scheduling import engine, prefilters
 from aggregates.scheduling import filters as host_filters
 from aggregates.scheduling import services as scheduling

@@ -9,11 +9,12 @@ from typing import NamedTuple
 from django.conf import settings
 from django.utils import timezone
 
+from aggregates import placement_client
 from aggregates.host_aggregates.models import AggregateHost
 from aggregates.hosts.models import ComputeNode
-from aggregates.mirroring import placement_client, resource_tracker
+from aggregates.mirroring import resource_tracker
 from aggregates.mirroring.models import PlacementMirrorRequest, ProviderSyncRequest
-from aggregates.mirroring.placement_client import (
+from aggregates.placement_client import (
     InventoryInUse,
     PlacementClient,
     PlacementError,

@@ -4,10 +4,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from aggregates import placement_client
 from aggregates.host_aggregates.models import Aggregate, AggregateHost
 from aggregates.hosts.models import ComputeNode
-from aggregates.mirroring import placement_client
-from aggregates.mirroring.placement_client import PlacementClient
+from aggregates.placement_client import PlacementClient
 
 # A resource provider as placement lists it (uuid, name, generation...): parsed JSON.
 ProviderRecord = dict[str, Any]

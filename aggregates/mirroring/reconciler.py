@@ -7,13 +7,14 @@ from typing import Any
 
 from django.utils import timezone
 
+from aggregates import placement_client
 from aggregates.host_aggregates.models import Aggregate
 from aggregates.hosts.models import ComputeNode
-from aggregates.mirroring import placement_client, resource_tracker
+from aggregates.mirroring import resource_tracker
 from aggregates.mirroring.applier import drain_pending
 from aggregates.mirroring.drift import AggregateDrift, Association, DriftReport, ProviderMatcher, drift_report
 from aggregates.mirroring.models import PlacementMirrorRequest, ReconciliationRun
-from aggregates.mirroring.placement_client import PlacementClient, PlacementError, PlacementUnreachable
+from aggregates.placement_client import PlacementClient, PlacementError, PlacementUnreachable
 
 log = logging.getLogger("aggregates.mirroring")  # one logger for the outbox, its applier and the reconciler
 

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple, TypedDict
 from django.conf import settings
 
 from aggregates.hosts.models import IMAGE_TYPES_BY_HYPERVISOR, ComputeNode, image_types_of
-from aggregates.mirroring.placement_client import PlacementClient, ProviderNotFound, Update
+from aggregates.placement_client import PlacementClient, ProviderNotFound, Update
 
 log = logging.getLogger(__name__)
 

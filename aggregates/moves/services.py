@@ -37,8 +37,8 @@ from aggregates.errors import Conflict, Forbidden, Invalid, NotFound, ServiceErr
 from aggregates.flavors.models import Flavor
 from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity.caller import Caller
-from aggregates.mirroring.placement_client import PlacementError, client
 from aggregates.moves.models import ServerMigration
+from aggregates.placement_client import PlacementError, client
 from aggregates.scheduling import boot_request
 from aggregates.scheduling import services as scheduling
 from aggregates.servers import services as servers
@@ -495,12 +495,10 @@ def _where_allocated(server: Server) -> ComputeNode | None:
     """The compute node holding the server's allocation now (None: none, or
     placement cannot say)."""
     try:
-        response = client().request("GET", f"/allocations/{server.uuid}", "1.28")
+        held = client().consumer_allocations(server.uuid)
     except PlacementError:
         return None
-    if response.status_code != 200:
-        return None
-    providers = list(response.json().get("allocations", {}))
+    providers = list(held.get("allocations", {}))
     return ComputeNode.objects.filter(uuid__in=providers).first() if providers else None
 
 

@@ -9,14 +9,13 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db.models import BooleanField, Case, Count, Q, Value, When
 
 from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
 from aggregates.hosts.models import ComputeNode, Service, image_types_of, up_q
-from aggregates.mirroring.placement_client import PlacementClient
+from aggregates.placement_client import PlacementClient, microversions
 from aggregates.scheduling import filters as host_filters
 from aggregates.scheduling import prefilters
 from aggregates.scheduling.host_state import AggregateInfo, HostState
@@ -27,7 +26,8 @@ from aggregates.sql import among
 
 log = logging.getLogger("aggregates.scheduling")
 
-CANDIDATES_VERSION = "1.36"
+# Read by maintenance's capacity summary until it asks placement.allocation_candidates.
+CANDIDATES_VERSION = microversions.ALLOCATION_CANDIDATES
 IGNORED_RATIO_KEYS = ("cpu_allocation_ratio", "ram_allocation_ratio", "disk_allocation_ratio")
 # Hosts whose missing room is spelled out in numbers (one placement read each).
 MAX_CAPACITY_DETAILS = 25
@@ -204,26 +204,19 @@ def _apply_summary(host: HostState, summary: dict[str, Any]) -> None:
 
 
 def query_candidates(placement: PlacementClient, query: prefilters.PlacementQuery) -> dict[str, Any]:
-    response = placement.request("GET", "/allocation_candidates?" + query.query_string(), CANDIDATES_VERSION)
-    if response.status_code != 200:
-        raise placement._error(response, "Listing allocation candidates")
-    return response.json()
+    return placement.allocation_candidates(query.params())
 
 
 def _rooms(placement: PlacementClient, query: prefilters.PlacementQuery) -> dict[str, set[str]]:
     """For each requested class, the providers with room for it alone, among
     those the query's aggregates allow."""
-    rooms = {}
-    narrowing = [("member_of", "in:" + ",".join(sorted(group))) for group in query.member_of]
+    member_of = ["in:" + ",".join(sorted(group)) for group in query.member_of]
     if query.forbidden_aggregates:
-        narrowing.append(("member_of", "!in:" + ",".join(sorted(set(query.forbidden_aggregates)))))
-    for resource_class, amount in query.resources.items():
-        params = urlencode([("resources", f"{resource_class}:{amount}"), *narrowing])
-        response = placement.request("GET", "/resource_providers?" + params, "1.32")
-        if response.status_code != 200:
-            raise placement._error(response, "Listing providers")
-        rooms[resource_class] = {rp["uuid"] for rp in response.json()["resource_providers"]}
-    return rooms
+        member_of.append("!in:" + ",".join(sorted(set(query.forbidden_aggregates))))
+    return {
+        resource_class: placement.providers_with_room(resource_class, amount, member_of)
+        for resource_class, amount in query.resources.items()
+    }
 
 
 def _capacity_detail(placement: PlacementClient, host: HostState, resource_class: str, amount: int) -> str:

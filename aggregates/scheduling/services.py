@@ -14,7 +14,7 @@ from aggregates.errors import Unavailable
 from aggregates.flavors.models import Flavor
 from aggregates.identity.caller import Caller
 from aggregates.images.models import Image
-from aggregates.mirroring.placement_client import PlacementClient, PlacementError, client
+from aggregates.placement_client import AllocationConflict, PlacementClient, PlacementError, client
 from aggregates.scheduling import boot_request, engine, reuse
 from aggregates.scheduling.host_state import HostState
 from aggregates.scheduling.models import SchedulingDecision
@@ -23,7 +23,6 @@ from aggregates.servers.models import Server
 
 log = logging.getLogger("aggregates.scheduling")
 
-CLAIM_VERSION = "1.38"
 NO_VALID_HOST = "No valid host was found. "
 
 
@@ -119,19 +118,13 @@ def _record(spec: RequestSpec, decision: engine.Decision, outcome: str) -> Sched
 def _claim(placement: PlacementClient, spec: RequestSpec, consumer_uuid: str, allocation: dict[str, Any]) -> bool:
     """PUT the allocation for a new consumer: True when it holds, False on a
     conflict (the host filled up or the consumer moved on meanwhile)."""
-    body = {
-        "allocations": allocation["allocations"],
-        "project_id": spec.project_id or "unknown",
-        "user_id": spec.user_id or "unknown",
-        "consumer_generation": None,
-        "consumer_type": "INSTANCE",
-    }
-    response = placement.request("PUT", f"/allocations/{consumer_uuid}", CLAIM_VERSION, body=body)
-    if response.status_code == 204:
-        return True
-    if response.status_code == 409:
+    try:
+        placement.claim(
+            consumer_uuid, allocation["allocations"], spec.project_id or "unknown", spec.user_id or "unknown"
+        )
+    except AllocationConflict:
         return False
-    raise placement._error(response, f"Claiming resources for {consumer_uuid}")
+    return True
 
 
 def fault_message(decision: engine.Decision) -> str:
@@ -349,33 +342,17 @@ def _move_allocation(
     (checked against its consumer generation) and, with ``hold_as`` (a
     migration uuid), its source allocation passes to that consumer, as Nova
     holds it during a cold migration. False on a conflict."""
-    current = placement.request("GET", f"/allocations/{server_uuid}", CLAIM_VERSION)
-    if current.status_code != 200:
-        raise placement._error(current, f"Reading the allocations of {server_uuid}")
-    held = current.json()
-    body: dict[str, Any] = {
-        server_uuid: {
-            "allocations": allocation["allocations"],
-            "consumer_generation": held.get("consumer_generation"),
-            "project_id": held.get("project_id") or spec.project_id or "unknown",
-            "user_id": held.get("user_id") or spec.user_id or "unknown",
-            "consumer_type": "INSTANCE",
-        }
-    }
-    if hold_as:
-        body[hold_as] = {
-            "allocations": {rp: {"resources": item["resources"]} for rp, item in held.get("allocations", {}).items()},
-            "consumer_generation": None,
-            "project_id": body[server_uuid]["project_id"],
-            "user_id": body[server_uuid]["user_id"],
-            "consumer_type": "MIGRATION",
-        }
-    response = placement.request("POST", "/allocations", CLAIM_VERSION, body=body)
-    if response.status_code == 204:
-        return True
-    if response.status_code == 409:
+    try:
+        placement.move_allocations(
+            server_uuid,
+            allocation["allocations"],
+            spec.project_id or "unknown",
+            spec.user_id or "unknown",
+            hold_source_as=hold_as,
+        )
+    except AllocationConflict:
         return False
-    raise placement._error(response, f"Moving the allocations of {server_uuid}")
+    return True
 
 
 def schedule_move(spec: RequestSpec, server_uuid: str, hold_source_as: str | None = None) -> MoveResult:
@@ -434,10 +411,7 @@ def explain_request(
 def release(consumer_uuid: str) -> None:
     """Delete the consumer's allocations (none left is fine). Raises
     PlacementError when placement cannot be reached or refuses."""
-    placement = client()
-    response = placement.request("DELETE", f"/allocations/{consumer_uuid}", "1.28")
-    if response.status_code not in (204, 404):
-        raise placement._error(response, f"Releasing the allocations of {consumer_uuid}")
+    client().release(consumer_uuid)
 
 
 __all__ = [

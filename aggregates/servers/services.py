@@ -39,7 +39,7 @@ from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity import services as identity
 from aggregates.identity.caller import Caller
 from aggregates.images.models import Image
-from aggregates.mirroring.placement_client import PlacementError
+from aggregates.placement_client import PlacementError
 from aggregates.scheduling import boot_request
 from aggregates.scheduling import services as scheduling
 from aggregates.servers.models import Server, status_q

@@ -73,7 +73,7 @@ def demo_url(server_url):
 @pytest.fixture
 def mirrored_demo_url(server_url, settings, monkeypatch):
     """The live server serving the demo cloud, mirrored into its own placement."""
-    from aggregates.mirroring import placement_client
+    from aggregates.identity import service_token
     from placement.standards import sync_standard_names
 
     # Transactional tests empty the tables, standard resource classes and traits included.
@@ -82,7 +82,7 @@ def mirrored_demo_url(server_url, settings, monkeypatch):
     # tables the live server's /placement serves, without a socket per call.
     settings.PLACEMENT_URL = ""
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "", "keystone"
-    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
+    service_token.forget_service_token()
     _seed_demo()
     return server_url
 

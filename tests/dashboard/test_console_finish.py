@@ -227,10 +227,11 @@ def test_search_finds_hosts_aggregates_and_flavors_by_name_or_uuid(admin_client,
 
 
 def test_search_finds_resource_providers(admin_client, make_host, settings, monkeypatch):
-    from aggregates.mirroring import placement_client
+    from aggregates import placement_client
+    from aggregates.identity import service_token
 
     settings.PLACEMENT_URL, settings.AUTH_STRATEGY, settings.PLACEMENT_AUTH_TOKEN = "", "keystone", ""
-    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
+    service_token.forget_service_token()
     placement_client.client().create_provider("7a2b7c1e-5d2a-4b0e-8f6e-1234567890ab", "node7-provider")
     response = admin_client.get("/search/?q=node7-prov")
     assert [p["name"] for p in response.context["results"]["providers"]] == ["node7-provider"]

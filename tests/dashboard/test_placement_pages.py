@@ -8,9 +8,10 @@ import uuid
 
 import pytest
 
+from aggregates import placement_client
 from aggregates.host_aggregates import services
 from aggregates.hosts.models import ComputeNode
-from aggregates.mirroring import placement_client
+from aggregates.identity import service_token
 from aggregates.mirroring.models import PlacementMirrorRequest
 from dashboard import placement_views
 from placement.services import providers as placement_providers
@@ -39,7 +40,7 @@ def own(settings, monkeypatch):
     service user's token (issued afresh: one kept from another test's
     rolled-back transaction would cost a 401 and a renewal)."""
     settings.PLACEMENT_URL, settings.AUTH_STRATEGY, settings.PLACEMENT_AUTH_TOKEN = "", "keystone", ""
-    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
+    service_token.forget_service_token()
     return placement_client.client()
 
 
@@ -137,7 +138,7 @@ def test_the_cache_expires(admin_client, own, settings, monkeypatch):
     make_tree(own, "node1")
     placement_client.clear_read_cache()
     clock = [1000.0]
-    monkeypatch.setattr(placement_client.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(placement_client.read_cache.time, "monotonic", lambda: clock[0])
     _, requests_made = get(admin_client, "/resource-providers/")
     assert requests_made == 5
     clock[0] += settings.PLACEMENT_CONSOLE_CACHE_SECONDS - 0.5

@@ -12,8 +12,8 @@ from aggregates.flavors import services as flavors
 from aggregates.host_aggregates import services as aggregates
 from aggregates.hosts import services as hosts
 from aggregates.hosts.models import Service
+from aggregates.identity import service_token
 from aggregates.images.models import Image
-from aggregates.mirroring import placement_client
 from aggregates.scheduling.models import SchedulingDecision
 from placement.standards import sync_standard_names
 
@@ -27,7 +27,7 @@ def cloud(transactional_db, settings, monkeypatch, system, make_host):
     settings.PLACEMENT_URL, settings.AUTH_STRATEGY, settings.PLACEMENT_AUTH_TOKEN = "", "keystone", ""
     settings.ENABLED_FILTERS = FILTERS
     settings.DEFAULT_SCHEDULE_ZONE = ""
-    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
+    service_token.forget_service_token()
     sync_standard_names()  # a transactional test starts from empty tables
     for name in ("node1", "node2", "node3"):
         make_host(name)

@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from aggregates.flavors import services as flavors
 from aggregates.host_aggregates import services as aggregates
+from aggregates.identity import service_token
 from aggregates.identity import services as identity
 from aggregates.images.models import Image
-from aggregates.mirroring import placement_client
 from aggregates.scheduling.models import SchedulingDecision
 from aggregates.servers.models import Server
 from placement.standards import sync_standard_names
@@ -24,7 +24,7 @@ def cloud(transactional_db, settings, monkeypatch, system, make_host):
     """Corral's own placement in process, two hosts (node1 in az1), a flavor and an active image."""
     settings.PLACEMENT_URL, settings.AUTH_STRATEGY, settings.PLACEMENT_AUTH_TOKEN = "", "keystone", ""
     settings.DEFAULT_SCHEDULE_ZONE = ""
-    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
+    service_token.forget_service_token()
     sync_standard_names()
     make_host("node1", vcpus=4, memory_mb=4096, local_gb=100)
     make_host("node2", vcpus=4, memory_mb=4096, local_gb=100)

@@ -1,7 +1,6 @@
 """Malformed input to every image endpoint: a 4xx in Glance's format, nothing
 changed, never a 500. Also the error format's negotiation (JSON, HTML, text)."""
 
-
 import pytest
 
 from .conftest import glance_error, image_state

@@ -3,9 +3,9 @@ Nova's reason; with ENABLE_HOSTS_ON_AGGREGATE_JOIN it is enabled when it
 joins its first aggregate (only when disabled for that reason), and its
 provider loses COMPUTE_STATUS_DISABLED."""
 
+from aggregates import placement_client
 from aggregates.host_aggregates import services as aggregates
 from aggregates.hosts.models import Service
-from aggregates.mirroring import placement_client
 
 REASON = "New service disabled due to config option."
 

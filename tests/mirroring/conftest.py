@@ -7,9 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from aggregates.mirroring import applier, placement_client
+from aggregates.identity import service_token
+from aggregates.mirroring import applier
 from aggregates.mirroring.models import ProviderSyncRequest
-from aggregates.mirroring.placement_client import PlacementClient
+from aggregates.placement_client import PlacementClient
 from placement.standards import sync_standard_names
 from tests.plugins.upstream_placement import ADMIN_HEADERS, UpstreamPlacement, free_port
 
@@ -66,7 +67,7 @@ def own_placement(live_server, settings, monkeypatch):
     sync_standard_names()
     settings.PLACEMENT_URL = live_server.url + "/placement"
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "", "keystone"
-    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
+    service_token.forget_service_token()
     return OwnPlacement(settings.PLACEMENT_URL, settings)
 
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from aggregates.mirroring import outbox
 from aggregates.mirroring.models import PlacementMirrorRequest
-from aggregates.mirroring.placement_client import PlacementClient
+from aggregates.placement_client import PlacementClient
 from tests.mirroring.test_mirroring import add_host, create_aggregate
 from tests.plugins.upstream_placement import free_port
 from tests.process_stack import VENV_BIN, Processes, serve
@@ -30,9 +30,7 @@ def in_process(settings, monkeypatch):
 
 
 def aggregates_of(client, node):
-    response = client.request("GET", f"/resource_providers/{node.uuid}/aggregates", "1.19")
-    assert response.status_code == 200, response.text
-    return set(response.json()["aggregates"])
+    return client.provider_aggregates(node.uuid)[0]
 
 
 def _failed_row(admin_api, settings, aggregate, host):

@@ -11,7 +11,7 @@ from aggregates.hosts.models import ComputeNode
 from aggregates.hosts.services import delete_service
 from aggregates.mirroring import applier, drift, reconciler, tasks
 from aggregates.mirroring.models import PlacementMirrorRequest, ProviderSyncRequest, ReconciliationRun
-from aggregates.mirroring.placement_client import PlacementClient
+from aggregates.placement_client import PlacementClient
 from config import celery_app
 from tests.mirroring.conftest import make_due
 

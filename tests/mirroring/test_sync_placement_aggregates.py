@@ -10,7 +10,7 @@ from aggregates.host_aggregates.models import Aggregate, AggregateHost
 from aggregates.hosts.models import ComputeNode
 from aggregates.mirroring import reconciler
 from aggregates.mirroring.models import PlacementMirrorRequest, ReconciliationRun
-from aggregates.mirroring.placement_client import GenerationConflict, PlacementClient, PlacementError
+from aggregates.placement_client import GenerationConflict, PlacementClient, PlacementError
 
 pytestmark = pytest.mark.django_db
 

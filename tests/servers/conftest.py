@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from aggregates.mirroring import placement_client
+from aggregates import placement_client
 from aggregates.servers.models import Server
 from tests.cloud import Cloud, own_placement
 
@@ -46,8 +46,7 @@ def no_servers_and_no_allocations():
     """Nothing was created: no Server row, no allocation in placement."""
     assert not Server.objects.exists()
     client = placement_client.client()
-    response = client.request("GET", "/resource_providers", "1.28")
-    for provider in response.json()["resource_providers"]:
+    for provider in client.list_providers():
         assert client.provider_usages(provider["uuid"]) in ({}, {"VCPU": 0, "MEMORY_MB": 0, "DISK_GB": 0}), provider
 
 

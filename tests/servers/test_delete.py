@@ -3,7 +3,7 @@ a failed release leaves the server deleting until finish_deletes retries."""
 
 from unittest import mock
 
-from aggregates.mirroring.placement_client import PlacementUnreachable
+from aggregates.placement_client import PlacementUnreachable
 from aggregates.servers import services
 from aggregates.servers.models import Server
 

@@ -80,7 +80,7 @@ def test_servers_route_and_with_servers_list_the_servers(cloud, admin_api):
 
 
 def test_a_listing_reads_every_node_usage_from_its_own_placement_in_one_request(cloud, admin_api, monkeypatch):
-    from aggregates.mirroring.placement_client import PlacementClient
+    from aggregates.placement_client import PlacementClient
 
     nodes = cloud.hosts("h1", "h2", "h3", vcpus=8, memory_mb=4096, local_gb=100)
     flavor, image = cloud.flavor(vcpus=2, ram=1024, disk=10), cloud.image()

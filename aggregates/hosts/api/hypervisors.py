@@ -10,7 +10,7 @@ from aggregates.compute_api.validation import path_int
 from aggregates.hosts import schemas, serializers
 from aggregates.hosts import services as host_services
 from aggregates.hosts.models import Service, instances_by_node
-from aggregates.mirroring.placement_client import PlacementError, client
+from aggregates.placement_client import PlacementError, client
 from aggregates.servers import services as server_services
 from aggregates.value_schemas import to_bool
 

@@ -50,6 +50,8 @@ from requests.adapters import BaseAdapter
 from requests.structures import CaseInsensitiveDict
 from requests.utils import get_encoding_from_headers
 
+from aggregates.placement_client.errors import PlacementTransactionError
+
 INPROCESS_HOST = "corral.internal"
 INPROCESS_URL = f"http://{INPROCESS_HOST}/placement"
 MOUNT = "placement/"
@@ -60,12 +62,6 @@ MOUNT = "placement/"
 # catch-all 404).
 urlpatterns = [path(MOUNT, include("placement.internal_urls")), path(MOUNT, include("placement.urls"))]
 URLCONF = __name__
-
-
-class PlacementTransactionError(RuntimeError):
-    """Placement was called with a database transaction open. It never is:
-    a slow or remote placement must not hold the caller's locks, and Corral's
-    own placement, in process, would run inside the caller's transaction."""
 
 
 def open_transaction_alias() -> str | None:

@@ -5,75 +5,41 @@ through the in-process transport of ``inprocess`` (no socket, no second
 worker to wait for). Either way placement is never called with a database
 transaction open (``PlacementTransactionError``).
 
-Every call names its microversion. Provider aggregates are read and written
-at 1.23: the bodies are those of 1.19 (they carry the provider generation)
-and errors carry codes, so that a ``placement.concurrent_update`` conflict
-is told apart from other 409s. Inventories and traits are written at 1.26
-(a reservation may equal the total). A conflicting update of aggregates,
-inventories or traits is retried from a fresh read, four attempts in all,
-as Nova does.
+Every call sends the microversion ``microversions`` names for its
+operation. A conflicting update of a provider's aggregates, inventories or
+traits (``placement.concurrent_update``) is retried from a fresh read, four
+attempts in all, as Nova does; a conflicting claim or move of allocations
+is the caller's to handle (``AllocationConflict``: try the next host).
 """
 
 import logging
 import threading
-import time
 import uuid
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from datetime import datetime, timedelta
 from typing import Any, NamedTuple
+from urllib.parse import urlencode
 
 import requests
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.core.signals import setting_changed
-from django.dispatch import receiver
-from django.utils import timezone
 
-from aggregates.identity import services as identity
-from aggregates.identity.caller import ADMIN
-from aggregates.mirroring import inprocess
-from aggregates.mirroring.inprocess import PlacementTransactionError
-
-__all__ = ["PlacementTransactionError"]  # raised by request(): a transaction is open
+from aggregates.placement_client import credentials, inprocess, microversions
+from aggregates.placement_client.credentials import TokenProvider
+from aggregates.placement_client.errors import (
+    CONCURRENT_UPDATE,
+    INVENTORY_IN_USE,
+    AllocationConflict,
+    GenerationConflict,
+    InventoryInUse,
+    PlacementError,
+    PlacementUnreachable,
+    ProviderNotFound,
+)
+from aggregates.placement_client.read_cache import cached, clear_read_cache, remember
 
 log = logging.getLogger(__name__)
 
-AGGREGATES_VERSION = "1.23"
-PROVIDERS_VERSION = "1.14"
-CREATE_PROVIDER_VERSION = "1.20"
-INVENTORIES_VERSION = TRAITS_VERSION = "1.26"
-# What the console reads: providers with their parent and root (1.14), usages, traits.
-READ_VERSION = "1.14"
 CONFLICT_ATTEMPTS = 4
-CONCURRENT_UPDATE = "placement.concurrent_update"
-INVENTORY_IN_USE = "placement.inventory.inuse"
-
-
-class PlacementError(Exception):
-    """Placement answered with an error, or could not be reached."""
-
-    def __init__(self, message: str, status: int | None = None, code: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.code = code
-
-
-class PlacementUnreachable(PlacementError):
-    """No HTTP answer: connection refused, timeout, DNS failure..."""
-
-
-class ProviderNotFound(PlacementError):
-    """Placement has no such resource provider."""
-
-
-class GenerationConflict(PlacementError):
-    """The provider kept changing under us for every attempt."""
-
-
-class InventoryInUse(PlacementError):
-    """Placement refused to lower an inventory below its allocations."""
 
 
 class Update(NamedTuple):
@@ -94,7 +60,9 @@ class PlacementClient:
     """One HTTP session (connections are reused) to one placement endpoint:
     ``base_url`` (default PLACEMENT_URL); Corral's own placement (empty, see
     ``inprocess.is_own_placement``) is reached at ``inprocess.INPROCESS_URL``
-    through the in-process transport, any other URL over HTTP.
+    through the in-process transport, any other URL over HTTP. It sends
+    ``token``, else the tokens of ``token_provider``, else those of the
+    configured provider (``credentials``).
 
     Not shared between threads: ``client()`` keeps one per thread."""
 
@@ -104,11 +72,12 @@ class PlacementClient:
         token: str | None = None,
         session: requests.Session | None = None,
         timeout: float | tuple[float, float] | None = None,
+        token_provider: TokenProvider | None = None,
     ) -> None:
         base_url = settings.PLACEMENT_URL if base_url is None else base_url
         self.in_process = inprocess.is_own_placement(base_url)
         self.base_url = inprocess.INPROCESS_URL if self.in_process else base_url.rstrip("/")
-        self._fixed_token = token
+        self._token_provider = credentials.fixed(token) if token else token_provider or credentials.configured()
         self.session = session or requests.Session()
         if self.in_process:
             inprocess.mount(self.session)
@@ -116,9 +85,6 @@ class PlacementClient:
         self.requests_made = 0
 
     # --- transport -----------------------------------------------------
-
-    def _token(self, renew: bool = False) -> str:
-        return self._fixed_token or service_token(renew=renew)
 
     def request(
         self,
@@ -136,10 +102,13 @@ class PlacementClient:
         inprocess.refuse_inside_transaction(f"Placement request {method} {path}")
         if method not in ("GET", "HEAD"):
             clear_read_cache()  # the console must not show what we just changed
-        response = self._send(method, path, version, body, params, self._token())
-        if response.status_code == 401 and not self._fixed_token and uses_service_user():
-            # Our own service token expired or was revoked: issue another once.
-            response = self._send(method, path, version, body, params, self._token(renew=True))
+        token = self._token_provider()
+        response = self._send(method, path, version, body, params, token)
+        if response.status_code == 401:
+            # The token expired or was revoked: ask for another, once.
+            renewed = self._token_provider(renew=True)
+            if renewed != token:
+                response = self._send(method, path, version, body, params, renewed)
         return response
 
     def _send(
@@ -178,7 +147,13 @@ class PlacementClient:
             f"{what} failed with HTTP {response.status_code}: {detail}", status=response.status_code, code=code
         )
 
-    def read(
+    @classmethod
+    def _conflict(cls, response: requests.Response, what: str) -> AllocationConflict:
+        """The AllocationConflict of a 409 answer to a claim or a move."""
+        error = cls._error(response, what)
+        return AllocationConflict(error.message, status=error.status, code=error.code)
+
+    def _read(
         self, path: str, version: str, what: str, *, params: Mapping[str, str] | None = None, max_age: float = 0
     ) -> Any:
         """GET ``path``: its JSON body, or the PlacementError of any other
@@ -188,15 +163,15 @@ class PlacementClient:
         the read of a read-modify-write). Callers must not modify it."""
         key = (self.base_url, path, version, tuple(sorted((params or {}).items())))
         if max_age > 0:
-            cached = _read_cache.get(key)
-            if cached is not None and time.monotonic() - cached[0] < max_age:
-                return cached[1]
+            known = cached(key, max_age)
+            if known is not None:
+                return known
         response = self.request("GET", path, version, params=params)
         if response.status_code != 200:
             raise self._error(response, what)
         data = response.json()
         if max_age > 0:
-            _remember(key, data)
+            remember(key, data)
         return data
 
     # --- providers -----------------------------------------------------
@@ -220,8 +195,8 @@ class PlacementClient:
             params["name"] = name
         if in_tree:
             params["in_tree"] = str(in_tree)
-        data = self.read(
-            "/resource_providers", PROVIDERS_VERSION, "Listing resource providers", params=params, max_age=max_age
+        data = self._read(
+            "/resource_providers", microversions.PROVIDERS, "Listing resource providers", params=params, max_age=max_age
         )
         return list(data["resource_providers"])
 
@@ -233,9 +208,9 @@ class PlacementClient:
     def get_provider(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> dict[str, Any]:
         """One provider (as in list_providers); ProviderNotFound if none."""
         return dict(
-            self.read(
+            self._read(
                 f"/resource_providers/{provider_uuid}",
-                READ_VERSION,
+                microversions.READ,
                 f"Reading resource provider {provider_uuid}",
                 max_age=max_age,
             )
@@ -244,9 +219,9 @@ class PlacementClient:
     def provider_inventories(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> dict[str, dict[str, Any]]:
         """Resource class -> inventory record (total, reserved, min_unit,
         max_unit, step_size, allocation_ratio)."""
-        data = self.read(
+        data = self._read(
             f"/resource_providers/{provider_uuid}/inventories",
-            READ_VERSION,
+            microversions.READ,
             f"Reading the inventories of resource provider {provider_uuid}",
             max_age=max_age,
         )
@@ -254,9 +229,9 @@ class PlacementClient:
 
     def provider_usages(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> dict[str, int]:
         """Resource class -> amount allocated on the provider."""
-        data = self.read(
+        data = self._read(
             f"/resource_providers/{provider_uuid}/usages",
-            READ_VERSION,
+            microversions.READ,
             f"Reading the usages of resource provider {provider_uuid}",
             max_age=max_age,
         )
@@ -270,7 +245,12 @@ class PlacementClient:
         if self.in_process:
             if not wanted:
                 return {}
-            data = self.read("/_corral/provider_usages", "1.0", "Reading usages", params={"uuids": ",".join(wanted)})
+            data = self._read(
+                "/_corral/provider_usages",
+                microversions.INTERNAL_READS,
+                "Reading usages",
+                params={"uuids": ",".join(wanted)},
+            )
             return dict(data["usages"])
         usages = {}
         for provider_uuid in wanted:
@@ -282,9 +262,9 @@ class PlacementClient:
 
     def provider_traits(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> list[str]:
         """The provider's traits, sorted."""
-        data = self.read(
+        data = self._read(
             f"/resource_providers/{provider_uuid}/traits",
-            READ_VERSION,
+            microversions.READ,
             f"Reading the traits of resource provider {provider_uuid}",
             max_age=max_age,
         )
@@ -293,7 +273,7 @@ class PlacementClient:
     def provider_uuid_by_name(self, name: str) -> str | None:
         """The uuid of the provider named ``name``; None when there is none
         (or, as Nova counts it, when the answer is ambiguous or an error)."""
-        response = self.request("GET", "/resource_providers", PROVIDERS_VERSION, params={"name": name})
+        response = self.request("GET", "/resource_providers", microversions.PROVIDERS, params={"name": name})
         if response.status_code != 200:
             log.warning("Looking up resource provider %s failed: HTTP %s", name, response.status_code)
             return None
@@ -302,13 +282,119 @@ class PlacementClient:
             log.warning("%d resource providers are named %s; mirroring none of them", len(providers), name)
         return providers[0]["uuid"] if len(providers) == 1 else None
 
+    def providers_with_room(self, resource_class: str, amount: int, member_of: Sequence[str] = ()) -> set[str]:
+        """The uuids of the providers with room for ``amount`` of
+        ``resource_class``, among those the ``member_of`` values allow
+        ("in:<uuid>,<uuid>" for any of those aggregates, "!in:..." for none)."""
+        params = urlencode([("resources", f"{resource_class}:{amount}"), *(("member_of", m) for m in member_of)])
+        data = self._read("/resource_providers?" + params, microversions.PROVIDERS_WITH_ROOM, "Listing providers")
+        return {provider["uuid"] for provider in data["resource_providers"]}
+
+    # --- allocation candidates and allocations -------------------------------
+
+    def allocation_candidates(self, params: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        """GET /allocation_candidates with the query ``params`` (in their
+        order): its allocation_requests and provider_summaries."""
+        data: dict[str, Any] = self._read(
+            "/allocation_candidates?" + urlencode(params),
+            microversions.ALLOCATION_CANDIDATES,
+            "Listing allocation candidates",
+        )
+        return data
+
+    def consumer_allocations(self, consumer_uuid: uuid.UUID | str) -> dict[str, Any]:
+        """A consumer's allocations by provider (empty when it has none),
+        with its generation, project and user."""
+        data: dict[str, Any] = self._read(
+            f"/allocations/{consumer_uuid}",
+            microversions.CONSUMER_ALLOCATIONS,
+            f"Reading the allocations of {consumer_uuid}",
+        )
+        return data
+
+    def claim(
+        self,
+        consumer_uuid: uuid.UUID | str,
+        allocations: Mapping[str, Any],
+        project_id: str,
+        user_id: str,
+        consumer_generation: int | None = None,
+        consumer_type: str = "INSTANCE",
+    ) -> None:
+        """PUT the consumer's ``allocations`` ({provider uuid: {"resources":
+        ...}}); ``consumer_generation`` None: a new consumer. Raises
+        AllocationConflict when placement refuses with a conflict (a
+        provider filled up, or the consumer changed meanwhile)."""
+        body = {
+            "allocations": allocations,
+            "project_id": project_id,
+            "user_id": user_id,
+            "consumer_generation": consumer_generation,
+            "consumer_type": consumer_type,
+        }
+        response = self.request("PUT", f"/allocations/{consumer_uuid}", microversions.ALLOCATIONS, body=body)
+        if response.status_code == 204:
+            return
+        what = f"Claiming resources for {consumer_uuid}"
+        raise self._conflict(response, what) if response.status_code == 409 else self._error(response, what)
+
+    def move_allocations(
+        self,
+        consumer_uuid: uuid.UUID | str,
+        allocations: Mapping[str, Any],
+        project_id: str,
+        user_id: str,
+        hold_source_as: str | None = None,
+    ) -> None:
+        """One POST /allocations: the consumer's allocation becomes
+        ``allocations`` (checked against the consumer generation just read)
+        and, with ``hold_source_as`` (a migration uuid), the allocation it
+        held passes to that consumer, as Nova holds it during a cold
+        migration. The consumer keeps its project and user (``project_id``
+        and ``user_id`` when placement has none). Raises AllocationConflict
+        when placement refuses with a conflict."""
+        held = self._read(
+            f"/allocations/{consumer_uuid}", microversions.ALLOCATIONS, f"Reading the allocations of {consumer_uuid}"
+        )
+        moved = str(consumer_uuid)
+        body: dict[str, Any] = {
+            moved: {
+                "allocations": allocations,
+                "consumer_generation": held.get("consumer_generation"),
+                "project_id": held.get("project_id") or project_id,
+                "user_id": held.get("user_id") or user_id,
+                "consumer_type": "INSTANCE",
+            }
+        }
+        if hold_source_as:
+            body[hold_source_as] = {
+                "allocations": {
+                    rp: {"resources": item["resources"]} for rp, item in held.get("allocations", {}).items()
+                },
+                "consumer_generation": None,
+                "project_id": body[moved]["project_id"],
+                "user_id": body[moved]["user_id"],
+                "consumer_type": "MIGRATION",
+            }
+        response = self.request("POST", "/allocations", microversions.ALLOCATIONS, body=body)
+        if response.status_code == 204:
+            return
+        what = f"Moving the allocations of {consumer_uuid}"
+        raise self._conflict(response, what) if response.status_code == 409 else self._error(response, what)
+
+    def release(self, consumer_uuid: uuid.UUID | str) -> None:
+        """Delete the consumer's allocations (none left is fine)."""
+        response = self.request("DELETE", f"/allocations/{consumer_uuid}", microversions.RELEASE)
+        if response.status_code not in (204, 404):
+            raise self._error(response, f"Releasing the allocations of {consumer_uuid}")
+
     # --- provider aggregates -------------------------------------------
 
     def provider_aggregates(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> tuple[set[str], int]:
         """(set of aggregate uuids, provider generation) of a provider."""
-        data = self.read(
+        data = self._read(
             f"/resource_providers/{provider_uuid}/aggregates",
-            AGGREGATES_VERSION,
+            microversions.AGGREGATES,
             f"Reading the aggregates of resource provider {provider_uuid}",
             max_age=max_age,
         )
@@ -339,7 +425,7 @@ class PlacementClient:
             changed = (now | adding) - removing
             return None if changed == now else sorted(changed)
 
-        return self._read_modify_write(provider_uuid, "aggregates", AGGREGATES_VERSION, wanted)
+        return self._read_modify_write(provider_uuid, "aggregates", microversions.AGGREGATES, wanted)
 
     def _read_modify_write(
         self, provider_uuid: uuid.UUID | str, key: str, version: str, wanted: Callable[[Any], Any]
@@ -379,7 +465,10 @@ class PlacementClient:
     def create_provider(self, provider_uuid: uuid.UUID | str, name: str) -> int:
         """Create a root resource provider; returns its generation."""
         response = self.request(
-            "POST", "/resource_providers", CREATE_PROVIDER_VERSION, body={"uuid": str(provider_uuid), "name": name}
+            "POST",
+            "/resource_providers",
+            microversions.CREATE_PROVIDER,
+            body={"uuid": str(provider_uuid), "name": name},
         )
         if response.status_code != 200:
             raise self._error(response, f"Creating resource provider {name} ({provider_uuid})")
@@ -387,7 +476,7 @@ class PlacementClient:
 
     def delete_provider(self, provider_uuid: uuid.UUID | str) -> bool:
         """Delete a provider; returns False when placement had none."""
-        response = self.request("DELETE", f"/resource_providers/{provider_uuid}", PROVIDERS_VERSION)
+        response = self.request("DELETE", f"/resource_providers/{provider_uuid}", microversions.PROVIDERS)
         if response.status_code == 404:
             return False
         if response.status_code != 204:
@@ -407,7 +496,7 @@ class PlacementClient:
             changed.update(inventories)
             return None if changed == current else changed
 
-        return self._read_modify_write(provider_uuid, "inventories", INVENTORIES_VERSION, wanted)
+        return self._read_modify_write(provider_uuid, "inventories", microversions.INVENTORIES, wanted)
 
     def set_trait(self, provider_uuid: uuid.UUID | str, trait: str, present: bool) -> Update:
         """Add or remove one trait, keeping the provider's others."""
@@ -423,89 +512,21 @@ class PlacementClient:
             changed = (set(current) | present) - absent
             return None if changed == set(current) else sorted(changed)
 
-        return self._read_modify_write(provider_uuid, "traits", TRAITS_VERSION, wanted)
+        return self._read_modify_write(provider_uuid, "traits", microversions.TRAITS, wanted)
 
 
-# --- the console's read cache ---------------------------------------------------
-
-# (base url, path, version, params) -> (time.monotonic() when read, JSON body),
-# shared by the threads of the process. Short-lived (the console asks for a
-# few seconds: PLACEMENT_CONSOLE_CACHE_SECONDS), emptied by any write made
-# through a client of this process and whenever the placement settings change.
-_read_cache: dict[tuple[Any, ...], tuple[float, Any]] = {}
-_read_cache_lock = threading.Lock()
-READ_CACHE_ENTRIES = 20000
-
-
-def _remember(key: tuple[Any, ...], data: Any) -> None:
-    now = time.monotonic()
-    with _read_cache_lock:
-        if len(_read_cache) >= READ_CACHE_ENTRIES:
-            horizon = max(settings.PLACEMENT_CONSOLE_CACHE_SECONDS, 1)
-            for stale in [k for k, (at, _data) in _read_cache.items() if now - at >= horizon]:
-                del _read_cache[stale]
-            if len(_read_cache) >= READ_CACHE_ENTRIES:
-                _read_cache.clear()
-        _read_cache[key] = (now, data)
-
-
-def clear_read_cache() -> None:
-    with _read_cache_lock:
-        _read_cache.clear()
-
-
-@receiver(setting_changed)
-def _placement_setting_changed(setting: str, **kwargs: Any) -> None:
-    if setting.startswith("PLACEMENT_") or setting in ("AUTH_STRATEGY", "PUBLIC_URL", "CORRAL_SERVICE"):
-        clear_read_cache()
-
-
-# --- the token and the per-thread client -------------------------------------
-
-_service_token: dict[str, Any] = {"value": None, "expires_at": None}
-_service_token_lock = threading.Lock()
-
-
-def uses_service_user() -> bool:
-    return not settings.PLACEMENT_AUTH_TOKEN and settings.AUTH_STRATEGY != "noauth2"
-
-
-def service_token(renew: bool = False) -> str:
-    """The token sent to placement: PLACEMENT_AUTH_TOKEN when set, else
-    "admin" under noauth2, else a token Corral issues for its own service
-    user (admin on project "service"), kept until a minute before it
-    expires. Our placement checks it through PLACEMENT_TOKEN_VALIDATOR."""
-    if settings.PLACEMENT_AUTH_TOKEN:
-        return settings.PLACEMENT_AUTH_TOKEN
-    if not uses_service_user():
-        return "admin"
-    with _service_token_lock:
-        expires_at = _service_token["expires_at"]
-        if renew or expires_at is None or expires_at - timedelta(minutes=1) <= timezone.now():
-            _service_token["value"], _service_token["expires_at"] = _issue_service_token()
-        return str(_service_token["value"])
-
-
-def _issue_service_token() -> tuple[str, datetime]:
-    user, created = get_user_model().objects.get_or_create(username=settings.PLACEMENT_SERVICE_USER)
-    if created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    project = identity.ensure_project("service", description="Service users of Corral")
-    identity.grant(user, project, ADMIN)
-    token, row = identity.issue_token(user, project)
-    return token, row.expires_at
-
+# --- the per-thread client ---------------------------------------------------
 
 _local = threading.local()
 
 
 def client() -> PlacementClient:
     """This thread's PlacementClient for the configured endpoint and token
-    (a new one when the settings changed)."""
+    provider (a new one when the settings changed)."""
     key = (
         settings.PLACEMENT_URL,
         settings.PLACEMENT_AUTH_TOKEN,
+        settings.PLACEMENT_TOKEN_PROVIDER,
         settings.AUTH_STRATEGY,
         settings.PUBLIC_URL,
         settings.CORRAL_SERVICE,

@@ -15,11 +15,13 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.test import Client
 from django.urls import get_urlconf, set_urlconf
-from django.utils import timezone
 
-from aggregates.mirroring import inprocess, placement_client
+from aggregates import placement_client
+from aggregates.identity import service_token
+from aggregates.identity import services as identity
+from aggregates.identity.models import Token
 from aggregates.mirroring.models import PlacementMirrorRequest, ProviderSyncRequest
-from aggregates.mirroring.placement_client import PlacementClient, PlacementTransactionError
+from aggregates.placement_client import PlacementClient, PlacementTransactionError, inprocess
 from placement import models as pm
 from placement.standards import sync_standard_names
 from tests.mirroring.test_mirroring import add_host, create_aggregate
@@ -51,7 +53,7 @@ def own(settings, monkeypatch):
     authenticates with the token Corral issues for its service user)."""
     settings.PLACEMENT_URL = ""
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "", "keystone"
-    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
+    service_token.forget_service_token()
     return placement_client.client()
 
 
@@ -92,7 +94,7 @@ def test_the_default_setting_is_in_process():
     env["DJANGO_SETTINGS_MODULE"] = "config.settings"
     code = (
         "import django; django.setup(); from django.conf import settings; "
-        "from aggregates.mirroring.placement_client import PlacementClient; "
+        "from aggregates.placement_client import PlacementClient; "
         "client = PlacementClient(token='x'); print(repr(settings.PLACEMENT_URL), client.in_process, client.base_url)"
     )
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
@@ -136,12 +138,31 @@ def test_errors_are_mapped_as_over_http(own):
 @pytest.mark.django_db
 def test_an_expired_service_token_is_renewed_once(own):
     own.list_providers()  # issues the service token
-    placement_client._service_token["value"] = "revoked-token"
-    placement_client._service_token["expires_at"] = timezone.now() + timedelta(hours=1)
+    revoked = service_token.service_token()
+    assert identity.revoke_token(revoked)
     before = own.requests_made
     assert own.list_providers() == []
     assert own.requests_made - before == 2  # a 401, then the same request with a new token
-    assert placement_client._service_token["value"] != "revoked-token"
+    assert service_token.service_token() != revoked
+
+
+@pytest.mark.django_db
+def test_the_client_asks_its_token_provider_for_a_new_token_once_after_a_401(settings):
+    settings.PLACEMENT_URL, settings.AUTH_STRATEGY, settings.PLACEMENT_AUTH_TOKEN = "", "keystone", ""
+    service_token.forget_service_token()
+    valid, asked = service_token.service_token(), []
+
+    def provider(renew=False):
+        asked.append(renew)
+        return valid if renew else "not-a-token"
+
+    client = PlacementClient(token_provider=provider)
+    assert client.list_providers() == [] and client.requests_made == 2
+    assert asked == [False, True]
+    same = PlacementClient(token_provider=lambda renew=False: "not-a-token")
+    with pytest.raises(placement_client.PlacementError) as raised:
+        same.list_providers()
+    assert raised.value.status == 401 and same.requests_made == 1  # the same token is not sent again
 
 
 @pytest.mark.django_db
@@ -201,7 +222,7 @@ def test_refused_inside_a_transaction_before_anything_is_sent(own, no_sockets, m
         with pytest.raises(PlacementTransactionError, match="never called with a database transaction open"):
             own.create_provider(new_uuid(), "node1")
     assert sent == [] and own.requests_made == before
-    assert placement_client._service_token["value"] is None  # not even a token was issued
+    assert not Token.objects.exists()  # not even a token was issued
     assert not pm.ResourceProvider.objects.exists()
 
 

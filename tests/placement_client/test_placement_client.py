@@ -6,17 +6,18 @@ import uuid
 import pytest
 import requests
 
+from aggregates import placement_client
+from aggregates.identity import service_token
 from aggregates.identity import services as identity
-from aggregates.mirroring import placement_client
-from aggregates.mirroring.placement_client import (
-    AGGREGATES_VERSION,
-    CONFLICT_ATTEMPTS,
+from aggregates.placement_client import (
     GenerationConflict,
     InventoryInUse,
     PlacementClient,
     PlacementUnreachable,
     ProviderNotFound,
+    microversions,
 )
+from aggregates.placement_client.session import CONFLICT_ATTEMPTS
 
 
 class RecordingSession(requests.Session):
@@ -76,7 +77,7 @@ def test_every_call_names_its_microversion_a_token_and_timeouts(placement, provi
     client.change_provider_aggregates(provider, add=[new_uuid()])
     client.list_providers()
     versions = [kwargs["headers"]["OpenStack-API-Version"] for _, _, kwargs in session.sent]
-    assert versions == [f"placement {AGGREGATES_VERSION}"] * 2 + ["placement 1.14"]
+    assert versions == [f"placement {microversions.AGGREGATES}"] * 2 + ["placement 1.14"]
     assert all(kwargs["headers"]["X-Auth-Token"] == "admin" for _, _, kwargs in session.sent)
     assert all(kwargs["timeout"] == (2, 7) for _, _, kwargs in session.sent)
 
@@ -169,31 +170,31 @@ def test_unreachable_placement(closed_port_url):
     assert "Unable to communicate with the Placement API" in caught.value.message
 
 
-# --- the token ----------------------------------------------------------------
+# --- the token: Corral's service token, the client's default token provider ------
 
 
 @pytest.fixture
 def fresh_service_token(monkeypatch):
-    monkeypatch.setattr(placement_client, "_service_token", {"value": None, "expires_at": None})
+    service_token.forget_service_token()
 
 
 def test_explicit_token_setting_wins(settings, fresh_service_token):
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "secret", "keystone"
-    assert placement_client.service_token() == "secret"
+    assert service_token.service_token() == "secret"
 
 
 def test_noauth2_sends_admin(settings, fresh_service_token):
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "", "noauth2"
-    assert placement_client.service_token() == "admin"
+    assert service_token.service_token() == "admin"
 
 
 def test_keystone_mode_uses_a_token_of_corrals_service_user(db, settings, fresh_service_token):
     settings.PLACEMENT_AUTH_TOKEN, settings.AUTH_STRATEGY = "", "keystone"
-    token = placement_client.service_token()
+    token = service_token.service_token()
     caller = identity.caller_for_token(token)
     assert caller.username == settings.PLACEMENT_SERVICE_USER and caller.is_admin
-    assert placement_client.service_token() == token
-    renewed = placement_client.service_token(renew=True)
+    assert service_token.service_token() == token
+    renewed = service_token.service_token(renew=True)
     assert renewed != token and identity.caller_for_token(renewed).is_admin
 
 
