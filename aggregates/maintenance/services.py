@@ -37,7 +37,7 @@ from aggregates.host_aggregates.models import Aggregate, AggregateHost, Aggregat
 from aggregates.hosts import services as host_services
 from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity.caller import Caller
-from aggregates.jobs import leases
+from aggregates.jobs import leases, runner
 from aggregates.mirroring import applier
 from aggregates.mirroring.models import ProviderSyncRequest
 from aggregates.mirroring.placement_client import PlacementClient, PlacementError, client
@@ -601,7 +601,7 @@ KIND = leases.JobKind(
 
 def dispatch(job_pk: int) -> None:
     """Run the job outside the request (a worker, or a thread without a broker)."""
-    leases.dispatch(KIND, job_pk, run_job, drain_jobs)
+    RUNNER.dispatch(job_pk)
 
 
 # --- the runner ------------------------------------------------------------------
@@ -833,24 +833,8 @@ class _Runner:
                 log.exception("could not apply the provider rows of %s", self.job.host)
 
 
-def run_job(job_pk: int) -> MaintenanceJob | None:
-    """Run (or resume) one job to its end; None when another runner holds it
-    or it is finished."""
-    token = leases.worker_token()
-    job = leases.claim(KIND, job_pk, token)
-    if job is None:
-        return None
-    if job.attempts > KIND.max_attempts:
-        return _fail(job, f"the job's worker stopped {job.attempts - 1} times; giving up")
-    if job.started_at is None:
-        job.started_at = timezone.now()
-        job.save(update_fields=["started_at"])
-    try:
-        _Runner(job, token).run()
-    except leases.LeaseLost:
-        log.warning("maintenance job %s was taken over by another runner", job.uuid)
-        return None
-    return _finish(job)
+def _work(job: MaintenanceJob, token: str) -> None:
+    _Runner(job, token).run()
 
 
 def _finish(job: MaintenanceJob) -> MaintenanceJob:
@@ -885,11 +869,20 @@ def _fail(job: MaintenanceJob, reason: str) -> MaintenanceJob:
     return job
 
 
+RUNNER = runner.JobRunner(KIND, work=_work, finish=_finish, fail=_fail)
+
+
+def run_job(job_pk: int) -> MaintenanceJob | None:
+    """Run (or resume) one job to its end; None when another runner holds it
+    or it is finished."""
+    return RUNNER.run_job(job_pk)
+
+
 def drain_jobs() -> dict[str, int]:
     """Resume the jobs whose runner stopped and run the queued ones nobody
     started; a job whose runner stopped MAINTENANCE_MAX_ATTEMPTS times fails
     with the reason."""
-    return leases.drain(KIND, run_job)
+    return RUNNER.drain()
 
 
 # --- the legacy os-hosts update ------------------------------------------------------

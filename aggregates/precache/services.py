@@ -41,7 +41,7 @@ from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity.caller import Caller
 from aggregates.images import services as image_services
 from aggregates.images.models import Image
-from aggregates.jobs import leases
+from aggregates.jobs import leases, runner
 
 from . import drivers
 from .drivers import CacheDriver, DriverUnavailable, HostTarget, ImageResult, ImageToCache
@@ -197,7 +197,7 @@ KIND = leases.JobKind(
 
 def dispatch(job_pk: int) -> None:
     """Start the job outside the request (a worker, or a thread without a broker)."""
-    leases.dispatch(KIND, job_pk, run_job, drain_jobs)
+    RUNNER.dispatch(job_pk)
 
 
 # --- the runner ------------------------------------------------------------------
@@ -415,30 +415,16 @@ class _Runner:
             self.heartbeat()
 
 
-def run_job(job_pk: int, driver: CacheDriver | None = None) -> ImageCacheJob | None:
-    """Run (or resume) one job to its end; None when another runner holds it
-    or it is finished."""
-    token = leases.worker_token()
-    job = leases.claim(KIND, job_pk, token)
-    if job is None:
-        return None
-    if job.attempts > KIND.max_attempts:
-        return _fail(job, f"the job's worker stopped {job.attempts - 1} times; giving up")
-    if job.started_at is None:
-        job.started_at = timezone.now()
-        job.save(update_fields=["started_at"])
-        _record(job, "aggregate.cache_images.start", _aggregate_payload(job))
+def _started(job: ImageCacheJob) -> None:
+    _record(job, "aggregate.cache_images.start", _aggregate_payload(job))
+
+
+def _work(job: ImageCacheJob, token: str, driver: CacheDriver | None = None) -> None:
     try:
         driver = driver or drivers.load_driver()
     except DriverUnavailable as exc:
-        return _fail(job, exc.message)
-    runner = _Runner(job, token, driver)
-    try:
-        runner.run()
-    except leases.LeaseLost:
-        log.warning("image cache job %s was taken over by another runner", job.uuid)
-        return None
-    return _finish(job)
+        raise runner.JobFailed(exc.message) from exc
+    _Runner(job, token, driver).run()
 
 
 def _finish(job: ImageCacheJob) -> ImageCacheJob:
@@ -473,11 +459,20 @@ def _fail(job: ImageCacheJob, reason: str) -> ImageCacheJob:
     return job
 
 
+RUNNER = runner.JobRunner(KIND, work=_work, finish=_finish, fail=_fail, started=_started)
+
+
+def run_job(job_pk: int, driver: CacheDriver | None = None) -> ImageCacheJob | None:
+    """Run (or resume) one job to its end; None when another runner holds it
+    or it is finished. ``driver``: the cache driver (else the configured one)."""
+    return RUNNER.run_job(job_pk, (lambda job, token: _work(job, token, driver)) if driver else None)
+
+
 def drain_jobs() -> dict[str, int]:
     """Resume the jobs whose runner stopped and run the queued ones nobody
     started; a job whose runner stopped IMAGE_CACHE_MAX_ATTEMPTS times is
     failed with the reason."""
-    return leases.drain(KIND, run_job)
+    return RUNNER.drain()
 
 
 # --- recurring pre-caches -------------------------------------------------------
