@@ -12,6 +12,7 @@ from typing import Generic, TypeVar
 
 from django.utils import timezone
 
+from aggregates import after_commit
 from aggregates.jobs import leases
 from aggregates.jobs.leases import JobKind
 from aggregates.jobs.models import LongJob
@@ -55,6 +56,10 @@ class JobRunner(Generic[J]):
         self.finish = finish
         self.fail = fail
         self.started = started
+        # Without a broker there is no beat to drain: each job's thread drains too.
+        self.catch_up = after_commit.CatchUp(
+            f"Resuming the {kind.label}s left behind", self.drain, every=lambda: kind.lease.total_seconds()
+        )
 
     def run_job(self, job_pk: int, work: Callable[[J, str], None] | None = None) -> J | None:
         """Run (or resume) one job to its end; None when another runner
@@ -85,5 +90,19 @@ class JobRunner(Generic[J]):
         return leases.drain(self.kind, self.run_job)
 
     def dispatch(self, job_pk: int) -> None:
-        """Start the job outside the request (a worker, or a thread without a broker)."""
-        leases.dispatch(self.kind, job_pk, self.run_job, self.drain)
+        """Start the job once the transaction commits, outside the request:
+        on a Celery worker when there is a broker; without one in a thread
+        of this process, which then resumes the jobs left behind (at most
+        once per lease). A job nothing could start stays queued for the
+        drain."""
+        label = self.kind.label
+        after_commit.dispatch(
+            lambda: self._run_here(job_pk),
+            send=after_commit.task(self.kind.run_task, job_pk),
+            thread=f"{label}-{job_pk}",
+            failure=f"{label} {job_pk} failed or could not start; the drain will take it up",
+        )
+
+    def _run_here(self, job_pk: int) -> None:
+        self.run_job(job_pk)
+        self.catch_up.run_if_due()

@@ -507,8 +507,7 @@ def start_maintenance(
         job.total = len(servers)
         job.save(update_fields=["total"])
         _record(job, "compute.maintenance.start", caller)
-        job_pk = job.pk
-        transaction.on_commit(lambda: dispatch(job_pk))
+        dispatch(job.pk)
     return job
 
 
@@ -564,8 +563,7 @@ def stop_maintenance(
         job.total = len(items)
         job.save(update_fields=["total"])
         _record(job, "compute.maintenance.start", caller)
-        job_pk = job.pk
-        transaction.on_commit(lambda: dispatch(job_pk))
+        dispatch(job.pk)
     return job
 
 
@@ -600,7 +598,8 @@ KIND = leases.JobKind(
 
 
 def dispatch(job_pk: int) -> None:
-    """Run the job outside the request (a worker, or a thread without a broker)."""
+    """Run the job once the transaction commits, outside the request (a
+    worker, or a thread without a broker)."""
     RUNNER.dispatch(job_pk)
 
 

@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from aggregates import after_commit
 from aggregates.audit import services as events
 from aggregates.errors import Conflict, Forbidden, Invalid, NotFound, ServiceError, Unavailable
 from aggregates.flavors.models import Flavor
@@ -251,22 +251,20 @@ def _begin(
             _check_move(server, kind, server_uuid, requested_host)
             migration = _accept(caller, server, kind, requested_host, request)
             if dispatch:
-                migration_pk = migration.pk
-                transaction.on_commit(lambda: dispatch_move(migration_pk))
+                dispatch_move(migration.pk)
     return migration
 
 
 def dispatch_move(migration_pk: int) -> None:
-    """Run the move after commit: in this process when Celery is eager (no
-    broker), else in a worker."""
-    try:
-        if current_app.conf.task_always_eager:
-            run_move(migration_pk)
-        else:
-            current_app.send_task(RUN_TASK, args=[migration_pk])
-    except Exception:
-        log.exception("could not run migration %s", migration_pk)
-        _fail(migration_pk, "The move could not be started; see the logs.")
+    """Run the move once the transaction commits: in this process when
+    there is no broker, else in a worker. A move that could not start fails
+    (the server back as it was)."""
+    after_commit.dispatch(
+        lambda: run_move(migration_pk),
+        send=after_commit.task(RUN_TASK, migration_pk),
+        failure=f"could not run migration {migration_pk}",
+        if_failed=lambda: _fail(migration_pk, "The move could not be started; see the logs."),
+    )
 
 
 def move_server(

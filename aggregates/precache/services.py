@@ -181,8 +181,7 @@ def request_image_cache(
             ImageCacheResult.objects.bulk_create(
                 [ImageCacheResult(host_item=item, image_id=image.id) for image in images]
             )
-        job_pk = job.pk
-        transaction.on_commit(lambda: dispatch(job_pk))
+        dispatch(job.pk)
     return job
 
 
@@ -196,7 +195,8 @@ KIND = leases.JobKind(
 
 
 def dispatch(job_pk: int) -> None:
-    """Start the job outside the request (a worker, or a thread without a broker)."""
+    """Start the job once the transaction commits, outside the request (a
+    worker, or a thread without a broker)."""
     RUNNER.dispatch(job_pk)
 
 

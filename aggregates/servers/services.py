@@ -19,18 +19,17 @@ import operator
 import random
 import re
 import string
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import reduce
 from typing import Any
 
-from celery import current_app
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from aggregates import after_commit
 from aggregates.audit import services as events
 from aggregates.errors import Forbidden, Invalid, NotFound
 from aggregates.flavors import services as flavor_services
@@ -494,7 +493,7 @@ def create_servers(
                 )
                 _record(caller, "instance.create.start", server, request_id=caller.request_id)
                 servers.append(server)
-            transaction.on_commit(lambda: dispatch_build(reservation_id))
+            dispatch_build(reservation_id)
     return CreatedServers(servers, reservation_id)
 
 
@@ -503,37 +502,31 @@ def description_of(server: Server) -> str | None:
 
 
 def dispatch_build(reservation_id: str) -> None:
-    """Build after commit: in this process when Celery is eager (no broker),
-    else in a worker. If the broker cannot be reached, resume_builds takes
-    the build up a minute later."""
-    try:
-        if current_app.conf.task_always_eager:
-            build_servers(reservation_id)
-            _eager_catch_up()
-        else:
-            current_app.send_task(BUILD_TASK, args=[reservation_id])
-    except Exception:
-        log.exception("could not build reservation %s; corral.servers.resume_builds will", reservation_id)
+    """Build once the transaction commits: in this process when there is no
+    broker, else in a worker. If the broker cannot be reached,
+    resume_builds takes the build up a minute later."""
+    after_commit.dispatch(
+        lambda: _build_here(reservation_id),
+        send=after_commit.task(BUILD_TASK, reservation_id),
+        failure=f"could not build reservation {reservation_id}; corral.servers.resume_builds will",
+    )
+
+
+def _build_here(reservation_id: str) -> None:
+    build_servers(reservation_id)
+    CATCH_UP.run_if_due()
+
+
+def _catch_up() -> None:
+    resume_builds()
+    finish_deletes()
 
 
 # Without a broker there is no beat: builds and deletes done in the request
-# also catch up with those left behind, at most once a minute (monotonic time
-# of the last catch-up).
-_last_eager_catch_up = [float("-inf")]
-
-
-def _eager_catch_up() -> None:
-    if not current_app.conf.task_always_eager:
-        return
-    now = time.monotonic()
-    if now - _last_eager_catch_up[0] < BUILD_STALE_AFTER.total_seconds():
-        return
-    _last_eager_catch_up[0] = now
-    try:
-        resume_builds()
-        finish_deletes()
-    except Exception:
-        log.exception("catching up with stale builds and deletes failed")
+# also catch up with those left behind, at most once a minute.
+CATCH_UP = after_commit.CatchUp(
+    "catching up with stale builds and deletes", _catch_up, every=BUILD_STALE_AFTER.total_seconds()
+)
 
 
 # --- the build -----------------------------------------------------------------
@@ -718,15 +711,15 @@ def delete_server(caller: Caller, server_uuid: str) -> None:
             server.save(update_fields=["task_state", "updated_at"])
             _record(caller, "instance.delete.start", server, request_id=caller.request_id)
             server_pk = server.pk
-            transaction.on_commit(lambda: _finish_delete_after_commit(server_pk))
+            after_commit.dispatch(
+                lambda: _finish_delete_here(server_pk),
+                failure=f"finishing the delete of server {server_pk} failed; corral.servers.finish_deletes will",
+            )
 
 
-def _finish_delete_after_commit(server_pk: int) -> None:
-    try:
-        finish_delete(server_pk)
-        _eager_catch_up()
-    except Exception:
-        log.exception("finishing the delete of server %s failed; corral.servers.finish_deletes will", server_pk)
+def _finish_delete_here(server_pk: int) -> None:
+    finish_delete(server_pk)
+    CATCH_UP.run_if_due()
 
 
 def finish_delete(server_pk: int) -> bool:

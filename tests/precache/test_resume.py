@@ -94,7 +94,7 @@ def test_without_a_broker_a_new_job_drains_the_stale_ones(
     with monkeypatch.context() as patched:
         patched.setattr(services, "dispatch", lambda job_pk: None)  # set the stale job up undisturbed
         stale = left_running(system, agg, image)
-    services.KIND.last_eager_drain[0] = float("-inf")
+    services.RUNNER.catch_up.reset()
     fresh = services.request_image_cache(system, agg.id, [str(image.id)])  # autocommit: dispatched at once
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
