@@ -4,6 +4,7 @@ modules), the import contracts of pyproject.toml, and every stored beat
 schedule naming a task the Celery app knows."""
 
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -151,3 +152,40 @@ def test_a_schedule_naming_an_unknown_task_is_caught():
     schedule.task = "aggregates.tasks.drain_mirror_requests"  # its name before the tasks moved
     schedule.save()
     assert unregistered_schedules() == [(schedule.name, "aggregates.tasks.drain_mirror_requests")]
+
+
+def corral_sources():
+    """(path relative to the root, text) of every Python module of Corral's packages."""
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            yield path.relative_to(ROOT).as_posix(), path.read_text()
+
+
+PRIVATE_ENGINE_NAME = re.compile(r"\bengine\._\w|from aggregates\.scheduling\.engine import [^\n]*\b_\w")
+
+
+def test_one_scheduler_decides():
+    """Maintenance plans with the scheduler's own decision (``engine.decide``),
+    not a copy of it, and nothing outside the scheduling package reaches
+    for a private name of its engine."""
+    copies = [
+        path for path, text in corral_sources() if path.startswith("aggregates/maintenance/") and "_decide" in text
+    ]
+    private = [
+        path
+        for path, text in corral_sources()
+        if not path.startswith("aggregates/scheduling/") and PRIVATE_ENGINE_NAME.search(text)
+    ]
+    assert (copies, private) == ([], [])
+
+
+def test_one_after_commit_dispatcher():
+    """Work that follows a commit goes through ``aggregates/after_commit.py``
+    (sent to a worker, or run here without a broker): no other module
+    registers an on_commit hook of its own."""
+    hooks = [
+        path
+        for path, text in corral_sources()
+        if path != "aggregates/after_commit.py" and re.search(r"\bon_commit\(", text)
+    ]
+    assert hooks == []
