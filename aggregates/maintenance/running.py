@@ -30,6 +30,7 @@ from aggregates.jobs import leases, runner
 from aggregates.mirroring import applier
 from aggregates.mirroring.models import ProviderSyncRequest
 from aggregates.moves import services as moves
+from aggregates.moves.running import MoveOutcome
 from aggregates.servers.models import Server
 
 from . import planning
@@ -137,7 +138,7 @@ def _move(caller: Caller, item: MaintenanceItem, kind: str, preferred: frozenset
 
 def _move_server(
     caller: Caller, item: MaintenanceItem, kind: str, preferred: frozenset[str], host: str | None
-) -> moves.MoveOutcome:
+) -> MoveOutcome:
     return moves.move_server(
         caller,
         str(item.server_uuid),
