@@ -58,7 +58,7 @@ def run_one(args):
     from aggregates.host_aggregates.models import Aggregate, AggregateHost
     from aggregates.hosts.models import ComputeNode, Service
     from aggregates.identity.caller import Caller
-    from aggregates.maintenance import services
+    from aggregates.maintenance import headroom, running, services
     from aggregates.maintenance.models import MaintenanceItem
     from aggregates.placement_client import client
     from aggregates.servers.models import Server
@@ -144,7 +144,7 @@ def run_one(args):
         runs = []
         for _ in range(args.headrooms):
             t1 = time.perf_counter()
-            result = services.capacity_headroom(aggregate_id=rack.id, hosts=lose)
+            result = headroom.capacity_headroom(aggregate_id=rack.id, hosts=lose)
             runs.append(time.perf_counter() - t1)
         headrooms[f"lose_{lose}"] = {
             "median_s": round(statistics.median(runs), 3),
@@ -154,11 +154,11 @@ def run_one(args):
         }
     # The drain: the request (disable, job, items), then the job's runner.
     system = Caller.system("bench")
-    services.dispatch = lambda job_pk: None  # run below, timed, in this process
+    running.dispatch = lambda job_pk: None  # run below, timed, in this process
     t0 = time.perf_counter()
     job = services.start_maintenance(system, "cn00000", reason="bench")
     requested = time.perf_counter() - t0
-    services.run_job(job.pk)
+    running.run_job(job.pk)
     drained = time.perf_counter() - t0
     job.refresh_from_db()
     items = MaintenanceItem.objects.filter(job=job)

@@ -25,6 +25,7 @@ from django.shortcuts import redirect
 from aggregates.errors import Invalid, NotFound, ServiceError, Unavailable
 from aggregates.hosts.models import Service
 from aggregates.maintenance import services
+from aggregates.maintenance.headroom import capacity_headroom
 from aggregates.maintenance.models import MaintenanceJob
 from aggregates.placement_client import PlacementError
 
@@ -216,13 +217,13 @@ def headroom_summary(*, aggregate_id=None, zone=None):
     scope = {"aggregate_id": aggregate_id} if aggregate_id is not None else {"availability_zone": zone}
     summary = {"scope": "aggregate" if aggregate_id is not None else "zone", "name": zone, "problem": ""}
     try:
-        headroom = services.capacity_headroom(**scope, hosts=1)
+        headroom = capacity_headroom(**scope, hosts=1)
         total = len(headroom.hosts)
         limit = 1 if total > HEADROOM_FULL_LIMIT else min(HEADROOM_MAX_CALLS, total - 1)
         lost = 1
         while headroom.fits and lost < limit:
             lost += 1
-            headroom = services.capacity_headroom(**scope, hosts=lost)
+            headroom = capacity_headroom(**scope, hosts=lost)
     except NotFound:
         raise
     except Invalid as exc:

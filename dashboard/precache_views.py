@@ -12,7 +12,7 @@ from aggregates.errors import NotFound, ServiceError
 from aggregates.host_aggregates import services as aggregate_services
 from aggregates.images import services as image_services
 from aggregates.images.models import Image
-from aggregates.precache import services
+from aggregates.precache import schedules, services
 from aggregates.precache.models import ImageCacheJob
 
 from .console import caller_of, console_view, form_error, page, paginate
@@ -58,7 +58,7 @@ def _job_or_404(job_uuid):
 
 def _schedule_or_404(schedule_id):
     try:
-        return services.get_schedule(schedule_id)
+        return schedules.get_schedule(schedule_id)
     except NotFound as exc:
         raise Http404(exc.message)
 
@@ -81,7 +81,7 @@ def aggregate_cache(request, aggregate_id):
         "aggregate": aggregate,
         "form": form,
         "schedule_form": ScheduleForm(image_choices=choices, prefix="schedule"),
-        "schedules": services.schedules_of(aggregate.id),
+        "schedules": schedules.schedules_of(aggregate.id),
         "jobs": services.jobs().filter(aggregate_id=aggregate.id)[:10],
     }
     return page(request, context, "dashboard/precache/cache.html", status=400 if form.errors else 200)
@@ -97,7 +97,7 @@ def schedule_create(request, aggregate_id):
     if form.is_valid():
         data = form.cleaned_data
         try:
-            services.create_schedule(
+            schedules.create_schedule(
                 caller_of(request), aggregate.id, data["images"], data["minute"], data["hour"], data["day_of_week"]
             )
         except ServiceError as exc:
@@ -109,7 +109,7 @@ def schedule_create(request, aggregate_id):
         "aggregate": aggregate,
         "form": CacheImagesForm(image_choices=choices),
         "schedule_form": form,
-        "schedules": services.schedules_of(aggregate.id),
+        "schedules": schedules.schedules_of(aggregate.id),
         "jobs": services.jobs().filter(aggregate_id=aggregate.id)[:10],
     }
     return page(request, context, "dashboard/precache/cache.html", status=400)
@@ -132,7 +132,7 @@ def schedule_edit(request, schedule_id):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            services.update_schedule(
+            schedules.update_schedule(
                 caller_of(request),
                 schedule.task.pk,
                 data["images"],
@@ -154,7 +154,7 @@ def schedule_edit(request, schedule_id):
 def schedule_delete(request, schedule_id):
     schedule = _schedule_or_404(schedule_id)
     if request.method == "POST":
-        services.delete_schedule(caller_of(request), schedule.task.pk)
+        schedules.delete_schedule(caller_of(request), schedule.task.pk)
         messages.success(request, "Recurring pre-cache deleted.")
     return redirect("dashboard:aggregate_cache", schedule.aggregate_id)
 

@@ -6,6 +6,7 @@ Celery app knows."""
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -125,10 +126,6 @@ HTTP_METHODS = {"GET", "HEAD", "PUT", "POST", "PATCH", "DELETE"}
 # The placement client's own: what it sends and how it reads errors.
 CLIENT_PRIVATE_NAMES = {"_send", "_read", "_error", "_conflict", "_read_modify_write", "_token_provider"}
 CLIENT_PACKAGE = "aggregates/placement_client/"
-# Raw requests still there, per file: maintenance's capacity summary asks for
-# allocation candidates itself until it calls PlacementClient.allocation_candidates
-# (the scheduler's call) once that package's split lands. Remove the entry then.
-NOT_YET_WIRED = {"aggregates/maintenance/services.py": 2}
 
 
 def _placement_path(node):
@@ -167,7 +164,7 @@ def test_placement_is_called_through_its_clients_methods_only():
             name = path.relative_to(ROOT).as_posix()
             if not name.startswith(CLIENT_PACKAGE):
                 found[name] = raw_placement_requests(path.read_text())
-    unexpected = {name: hits for name, hits in found.items() if len(hits) != NOT_YET_WIRED.get(name, 0)}
+    unexpected = {name: hits for name, hits in found.items() if hits}
     assert not unexpected, "raw placement requests outside the client (give the client a method):\n" + "\n".join(
         f"  {name}:{line} {what}" for name, hits in sorted(unexpected.items()) for line, what in hits
     )
@@ -230,3 +227,40 @@ def test_a_schedule_naming_an_unknown_task_is_caught():
     schedule.task = "aggregates.tasks.drain_mirror_requests"  # its name before the tasks moved
     schedule.save()
     assert unregistered_schedules() == [(schedule.name, "aggregates.tasks.drain_mirror_requests")]
+
+
+def corral_sources():
+    """(path relative to the root, text) of every Python module of Corral's packages."""
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            yield path.relative_to(ROOT).as_posix(), path.read_text()
+
+
+PRIVATE_ENGINE_NAME = re.compile(r"\bengine\._\w|from aggregates\.scheduling\.engine import [^\n]*\b_\w")
+
+
+def test_one_scheduler_decides():
+    """Maintenance plans with the scheduler's own decision (``engine.decide``),
+    not a copy of it, and nothing outside the scheduling package reaches
+    for a private name of its engine."""
+    copies = [
+        path for path, text in corral_sources() if path.startswith("aggregates/maintenance/") and "_decide" in text
+    ]
+    private = [
+        path
+        for path, text in corral_sources()
+        if not path.startswith("aggregates/scheduling/") and PRIVATE_ENGINE_NAME.search(text)
+    ]
+    assert (copies, private) == ([], [])
+
+
+def test_one_after_commit_dispatcher():
+    """Work that follows a commit goes through ``aggregates/after_commit.py``
+    (sent to a worker, or run here without a broker): no other module
+    registers an on_commit hook of its own."""
+    hooks = [
+        path
+        for path, text in corral_sources()
+        if path != "aggregates/after_commit.py" and re.search(r"\bon_commit\(", text)
+    ]
+    assert hooks == []

@@ -29,6 +29,7 @@ from django.db.models import F, Prefetch, Q, QuerySet
 from django.db.models.expressions import OrderBy
 from django.utils import timezone
 
+from aggregates import after_commit
 from aggregates.audit import services as events
 from aggregates.errors import Conflict, Forbidden, Invalid, NotFound, ServiceError
 from aggregates.identity.caller import MEMBER, Caller
@@ -591,7 +592,9 @@ def delete_image(caller: Caller, image_id: str) -> None:
             raise Forbidden(f"Image {image.id} is protected and cannot be deleted.")
         _record(caller, "image.delete", image)
         image.delete()
-        transaction.on_commit(lambda: storage.remove(image_id))
+        after_commit.dispatch(
+            lambda: storage.remove(image_id), failure=f"could not remove the data of deleted image {image_id}"
+        )
 
 
 def _back_to_queued(image_id: uuid.UUID) -> None:

@@ -10,7 +10,7 @@ from aggregates.compute_api.base import ComputeAPIView
 from aggregates.compute_api.microversions import APIVersion
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import validate
-from aggregates.maintenance import schemas, serializers, services
+from aggregates.maintenance import headroom, planning, schemas, serializers, services
 from config.public_url import public_base
 
 MAINTENANCE_POLICY = "corral:os-hosts:maintenance"
@@ -37,7 +37,7 @@ class HostMaintenanceView(ComputeAPIView):
             "dry_run": body.get("dry_run", False),
         }
         result = services.maintain(caller, host, body["action"], **options)
-        if isinstance(result, services.Plan):
+        if isinstance(result, planning.Plan):
             return Response(serializers.plan_body(result))
         return _job_response(request, result)
 
@@ -85,9 +85,9 @@ class CapacityHeadroomView(ComputeAPIView):
     def get(self, request):
         query = query_params(request, schemas.HEADROOM_QUERY)
         enforce(request, HEADROOM_POLICY)
-        headroom = services.capacity_headroom(
+        result = headroom.capacity_headroom(
             aggregate_id=int(query["aggregate"]) if "aggregate" in query else None,
             availability_zone=query.get("availability_zone"),
             hosts=int(query.get("hosts", 1)),
         )
-        return Response(serializers.headroom_body(headroom))
+        return Response(serializers.headroom_body(result))

@@ -23,19 +23,18 @@ any order or twice.
 
 import logging
 import threading
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from django.db import transaction
 from django.utils import timezone
 
+from aggregates import after_commit
 from aggregates.host_aggregates.models import Aggregate
 from aggregates.hosts.models import ComputeNode
 from aggregates.mirroring import tasks
 from aggregates.mirroring.applier import OutboxRequest, apply_rows, describe, drain_pending, node_refs
 from aggregates.mirroring.models import PlacementMirrorRequest, ProviderSyncRequest
-from config import celery_app
 
 log = logging.getLogger("aggregates.mirroring")  # one logger for the outbox, its applier and the reconciler
 
@@ -81,69 +80,59 @@ def _record_provider(node: ComputeNode, action: str) -> ProviderSyncRequest:
     return row
 
 
-class _AfterCommit:
-    """The outbox rows written in one transaction, applied together once
-    it commits: one by one through Celery when there is a broker, else in
-    this process, provider rows first (an aggregate needs the provider)."""
+class _Batch:
+    """The outbox rows written in one transaction, dispatched together once
+    it commits: one task each when there is a broker, else applied in this
+    process, provider rows first (an aggregate needs the provider)."""
 
     def __init__(self) -> None:
         self.rows: list[OutboxRequest] = []
+        self.hook: Callable[[], None] | None = None
 
-    def __call__(self) -> None:
-        rows = sorted(self.rows, key=lambda row: (not isinstance(row, ProviderRequest), row.pk))
-        if not celery_is_eager():
-            for row in rows:
-                enqueue(row)
-            return
+    def ordered(self) -> list[OutboxRequest]:
+        return sorted(self.rows, key=lambda row: (not isinstance(row, ProviderRequest), row.pk))
+
+    def send(self) -> None:
+        for row in self.ordered():
+            enqueue(row)
+
+    def apply(self) -> None:
+        rows = self.ordered()
         # One operator change: a warning about its row. A batch (seeding
         # many hosts...): one summary line.
         counts = apply_rows(rows, log_each=len(rows) == 1)
         if not counts[Request.PENDING] and not counts[Request.FAILED]:
             # Placement answers: the rows that failed before may go too.
-            drain_when_due()
+            DRAIN_WITHOUT_BROKER.run_if_due()
 
 
 # --- the drain without a broker -----------------------------------------------
 #
 # Without a broker there is no beat: rows that failed (placement was down,
 # a provider was missing) would wait for a drain that never comes under
-# gunicorn alone. So once a commit's rows are applied in eager mode (all of
-# them: placement answers), the same after-commit hook drains the rows that are due, at most once per
-# EAGER_DRAIN_INTERVAL seconds per process, and never inside a transaction.
-# Rows may be applied twice (two workers draining at once) without harm.
+# gunicorn alone. So once a commit's rows are applied in this process (all
+# of them: placement answers), the rows that are due are drained too, at
+# most once per EAGER_DRAIN_INTERVAL seconds per process, and never inside a
+# transaction. Rows may be applied twice (two workers draining at once)
+# without harm.
 
 EAGER_DRAIN_INTERVAL = 10.0
-_eager_drain = threading.Lock()
-_last_eager_drain = [float("-inf")]
 
 
-def drain_when_due(now: float | None = None) -> dict[str, int] | None:
-    """In eager mode, drain the pending rows whose backoff is over, unless
-    this process drained less than EAGER_DRAIN_INTERVAL seconds ago or
-    another thread is draining. Returns the drain's counts, or None when
-    it did not run."""
-    if not celery_is_eager() or transaction.get_connection().in_atomic_block:
+def _drain_due_rows() -> dict[str, int] | None:
+    """Drain the pending rows whose backoff is over; None when there are none."""
+    due = timezone.now()
+    if not any(
+        model.objects.filter(status=Request.PENDING, next_attempt_at__lte=due).exists()
+        for model in (ProviderRequest, Request)
+    ):
         return None
-    if not _eager_drain.acquire(blocking=False):
-        return None
-    try:
-        now = time.monotonic() if now is None else now
-        if now - _last_eager_drain[0] < EAGER_DRAIN_INTERVAL:
-            return None
-        _last_eager_drain[0] = now
-        due = timezone.now()
-        if not any(
-            model.objects.filter(status=Request.PENDING, next_attempt_at__lte=due).exists()
-            for model in (ProviderRequest, Request)
-        ):
-            return None
-        try:
-            return drain_pending()
-        except Exception:  # noqa: BLE001 - the operator's request is committed and answered already
-            log.exception("The opportunistic drain of pending placement mirror requests failed")
-            return None
-    finally:
-        _eager_drain.release()
+    return drain_pending()
+
+
+DRAIN_WITHOUT_BROKER = after_commit.CatchUp(
+    "The opportunistic drain of pending placement mirror requests", _drain_due_rows, every=EAGER_DRAIN_INTERVAL
+)
 
 
 _deferral = threading.local()
@@ -168,16 +157,16 @@ def _apply_after_commit(row: OutboxRequest) -> None:
         return
     connection = transaction.get_connection()
     batch = getattr(connection, "placement_outbox_batch", None)
-    if batch is None or not any(callback is batch for _, callback, _ in connection.run_on_commit):
-        batch = connection.placement_outbox_batch = _AfterCommit()
+    if batch is None or batch.hook is None or not after_commit.is_pending(batch.hook):
+        batch = connection.placement_outbox_batch = _Batch()
         batch.rows.append(row)
-        transaction.on_commit(batch)  # runs at once outside a transaction
+        batch.hook = after_commit.dispatch(
+            batch.apply,
+            send=batch.send,
+            failure="Applying the placement mirror requests of a commit failed; the drain will",
+        )
     else:
         batch.rows.append(row)
-
-
-def celery_is_eager() -> bool:
-    return bool(celery_app.conf.task_always_eager)
 
 
 def enqueue(row: OutboxRequest) -> None:

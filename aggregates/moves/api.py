@@ -14,7 +14,7 @@ from aggregates.compute_api.base import ComputeAPIView
 from aggregates.compute_api.errors import ApiError
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import validate
-from aggregates.moves import schemas, serializers
+from aggregates.moves import confirmation, schemas, serializers, states
 from aggregates.moves import services as service
 from aggregates.servers import services as server_services
 from aggregates.value_schemas import to_bool
@@ -79,7 +79,7 @@ def evacuate(request, server_id, body):
             password = arguments["adminPass"]
         elif not on_shared_storage:
             password = _password()
-    target_state = service.STOPPED if version >= (2, 95) else None
+    target_state = states.STOPPED if version >= (2, 95) else None
     service.evacuate(caller, server_id, host=host, force=force, target_state=target_state)
     if version < (2, 14):
         return Response({"adminPass": password}, status=200)
@@ -88,7 +88,7 @@ def evacuate(request, server_id, body):
 
 def confirm_resize(request, server_id, body):
     validate(body, schemas.CONFIRM_RESIZE)
-    service.confirm_resize(caller_of(request), server_id)
+    confirmation.confirm_resize(caller_of(request), server_id)
     return Response(status=204)
 
 

@@ -6,22 +6,22 @@ from typing import Any
 
 from celery import shared_task
 
-from aggregates.moves import services
+from aggregates.moves import confirmation, recovery, running
 
 
 @shared_task(name="corral.moves.run")
 def run(migration_pk: int) -> dict[str, Any]:
     """Schedule one accepted move and record its outcome."""
-    return asdict(services.run_move(migration_pk))
+    return asdict(running.run_move(migration_pk))
 
 
 @shared_task(name="corral.moves.confirm_resizes")
 def confirm_resizes() -> int:
     """Confirm cold migrations older than RESIZE_CONFIRM_WINDOW (periodic; 0 = never)."""
-    return services.confirm_resizes()
+    return confirmation.confirm_resizes()
 
 
 @shared_task(name="corral.moves.resume")
 def resume() -> dict[str, int]:
     """Finish the moves a dead worker left accepted or running (periodic)."""
-    return services.resume_moves()
+    return recovery.resume_moves()

@@ -7,6 +7,7 @@ placement and decides."""
 import logging
 import random
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +16,7 @@ from django.db.models import BooleanField, Case, Count, Q, Value, When
 
 from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
 from aggregates.hosts.models import ComputeNode, Service, image_types_of, up_q
-from aggregates.placement_client import PlacementClient, microversions
+from aggregates.placement_client import PlacementClient
 from aggregates.scheduling import filters as host_filters
 from aggregates.scheduling import prefilters
 from aggregates.scheduling.host_state import AggregateInfo, HostState
@@ -27,7 +28,6 @@ from aggregates.sql import among
 log = logging.getLogger("aggregates.scheduling")
 
 # Read by maintenance's capacity summary until it asks placement.allocation_candidates.
-CANDIDATES_VERSION = microversions.ALLOCATION_CANDIDATES
 IGNORED_RATIO_KEYS = ("cpu_allocation_ratio", "ram_allocation_ratio", "disk_allocation_ratio")
 # Hosts whose missing room is spelled out in numbers (one placement read each).
 MAX_CAPACITY_DETAILS = 25
@@ -331,12 +331,18 @@ def decide(
     placement: PlacementClient,
     full: bool = True,
     aggregates: dict[int, AggregateInfo] | None = None,
+    *,
+    member_of: Collection[str] = (),
+    within: Collection[str] | None = None,
 ) -> Decision:
     """Decide where ``spec``'s first instance would go; ``decision.ordered``
     lists the hosts to try. ``full``: give every compute node its fate (an
     explanation, a failed boot); otherwise only placement's candidates are
     read and judged (a boot, which must be quick). ``aggregates``: as
-    ``load_aggregates`` gave them, when the caller has just read them."""
+    ``load_aggregates`` gave them, when the caller has just read them.
+    ``member_of``: placement is asked only about the providers of these
+    aggregates (uuids). ``within``: only these hosts are judged (a plan over
+    a set of hosts), every one of them (placement's answer is not limited)."""
     if aggregates is None:
         aggregates = load_aggregates()
     decision = Decision(spec=spec, query=None, complete=full)
@@ -345,7 +351,7 @@ def decide(
         query = prefilters.build_query(spec, list(aggregates.values()))
     except prefilters.NoValidHostForRequest as refused:
         decision.refusal = str(refused)
-        for host in load_hosts(aggregates) if full else []:
+        for host in _within(load_hosts(aggregates), within) if full else []:
             decision.fates[host.node_uuid] = HostFate(
                 host.host, host.node, "rejected", "placement", "require_tenant_aggregate", str(refused)
             )
@@ -356,6 +362,10 @@ def decide(
         targets = _forced_node_uuids(spec)
         if len(targets) == 1:
             query.in_tree = next(iter(targets))
+    if member_of:
+        query.member_of.append(sorted(member_of))
+    if within is not None:
+        query.limit = None
     decision.query = query
 
     data = query_candidates(placement, query)
@@ -364,7 +374,7 @@ def decide(
         root = next(iter(request["allocations"]))
         decision.allocation_requests.setdefault(root, request)
     decision.candidates = len(decision.allocation_requests)
-    hosts = load_hosts(aggregates, None if full else set(decision.allocation_requests))
+    hosts = _within(load_hosts(aggregates, None if full else set(decision.allocation_requests)), within)
     decision.notes = _ratio_notes(hosts)
 
     candidates = []
@@ -402,6 +412,10 @@ def decide(
     return decision
 
 
+def _within(hosts: list[HostState], names: Collection[str] | None) -> list[HostState]:
+    return hosts if names is None else [host for host in hosts if host.host in names]
+
+
 def record_weights(decision: Decision, first: int | None = None) -> None:
     """The fate of every host still in ``decision.ordered`` (or of its
     ``first`` hosts): passed, with its weights."""
@@ -418,15 +432,21 @@ def record_weights(decision: Decision, first: int | None = None) -> None:
         )
 
 
+def peers_first(ordered: list[WeighedHost], preferred: frozenset[str]) -> list[WeighedHost]:
+    """``ordered`` (sorted in place) with the hosts sharing one of the
+    ``preferred`` aggregates (a moved server's source's) first, each group
+    in weight order."""
+    if preferred:
+        ordered.sort(key=lambda w: not any(a.uuid in preferred for a in w.host.aggregates))
+    return ordered
+
+
 def pick_order(decision: Decision) -> list[WeighedHost]:
     """Nova's host subset: one of the best HOST_SUBSET_SIZE hosts at random
     first, then the rest in weight order as alternates."""
-    ordered = list(decision.ordered)
+    ordered = peers_first(list(decision.ordered), decision.spec.preferred_aggregates)
     if not ordered:
         return ordered
-    preferred = decision.spec.preferred_aggregates
-    if preferred:  # hosts sharing an aggregate with the source first, each group by weight
-        ordered.sort(key=lambda w: not any(a.uuid in preferred for a in w.host.aggregates))
     subset = ordered[: settings.HOST_SUBSET_SIZE]
     first = random.choice(subset)
     return [first] + [w for w in ordered if w is not first]
@@ -438,8 +458,7 @@ def refilter(decision: Decision, spec: RequestSpec, placed: HostState) -> None:
     enabled = [f for f in host_filters.enabled_filters(settings.ENABLED_FILTERS) if not f.run_filter_once_per_request]
     hosts = [w.host for w in decision.ordered]
     wanted = decision.query.resources if decision.query else {}
-    room = {"VCPU": placed.free_vcpus, "MEMORY_MB": placed.free_ram_mb, "DISK_GB": placed.free_disk_mb / 1024}
-    if any(rc in room and room[rc] < amount for rc, amount in wanted.items()):
+    if not placed.fits(wanted):
         hosts = [h for h in hosts if h is not placed]
     if not (spec.forced_host or spec.forced_node):
         for host_filter in enabled:

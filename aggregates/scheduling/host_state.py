@@ -72,6 +72,15 @@ class HostState:
     def free_vcpus(self) -> float:
         return self.vcpus_capacity - self.vcpus_used
 
+    def room(self) -> dict[str, float]:
+        """What is free of each class the scheduler follows (DISK_GB in GB)."""
+        return {"VCPU": self.free_vcpus, "MEMORY_MB": self.free_ram_mb, "DISK_GB": self.free_disk_mb / 1024}
+
+    def fits(self, resources: dict[str, int]) -> bool:
+        """Whether ``resources`` fit in what is free here (classes not followed count as fitting)."""
+        room = self.room()
+        return all(room[rc] >= amount for rc, amount in resources.items() if rc in room)
+
     def consume(self, resources: dict[str, int], instance_uuid: str = "") -> None:
         """Account for a server just placed here (several instances in one request)."""
         self.vcpus_used += resources.get("VCPU", 0)

@@ -17,6 +17,10 @@ class Server(models.Model):
     VM_STATES = [(BUILDING, "building"), (ACTIVE, "active"), (ERROR, "error"), (DELETED, "deleted")]
     SCHEDULING = "scheduling"
     DELETING = "deleting"
+    # power_state values (Nova's).
+    POWER_NOSTATE = 0
+    POWER_RUNNING = 1
+    POWER_SHUTDOWN = 4
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=255, db_index=True)

@@ -1,36 +1,33 @@
-"""Servers: create (rows in BUILD, then scheduled and claimed in placement
-after commit), list, show, delete (the claim released after commit).
+"""Servers as the API and the console ask for them: list, show, create
+(rows in BUILD, then scheduled and claimed in placement after commit:
+``build``), delete (the claim released after commit: ``deletion``).
 
 Rules kept here:
 
 * A member sees and acts on its project's servers only; an admin on all of
   them (lists need ``all_tenants``). A deleted server is 404 everywhere.
 * A create writes its rows, min_count..max_count of them, and its audit
-  event in one transaction; the build (``build_servers``) runs after commit,
-  in a Celery worker, or in this process when Celery is eager (no broker).
+  event in one transaction; the build (``build.build_servers``) runs after
+  commit, in a Celery worker, or in this process when there is no broker.
 * Placement (the scheduler's claim, the release of a deleted server's
   allocations) is never called with a transaction open.
-* Nova's min_count rule: when fewer than min_count servers could be placed,
-  none is built (the claims of those placed are released).
 """
 
-import logging
 import operator
 import random
 import re
 import string
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import reduce
 from typing import Any
 
-from celery import current_app
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from aggregates import after_commit
 from aggregates.audit import services as events
 from aggregates.errors import Forbidden, Invalid, NotFound
 from aggregates.flavors import services as flavor_services
@@ -38,32 +35,17 @@ from aggregates.flavors.models import Flavor
 from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity import services as identity
 from aggregates.identity.caller import Caller
-from aggregates.images.models import Image
-from aggregates.placement_client import PlacementError
 from aggregates.scheduling import boot_request
-from aggregates.scheduling import services as scheduling
+from aggregates.servers import build, deletion, notifications
 from aggregates.servers.models import Server, status_q
 from aggregates.value_schemas import MAX_INT
 
-log = logging.getLogger(__name__)
-
-BUILD_TASK = "corral.servers.build"
-# A build not finished this long after it started (or was asked for) is
-# taken up again by corral.servers.resume_builds: its worker died.
-BUILD_STALE_AFTER = timedelta(minutes=1)
-# A delete whose release failed is retried by corral.servers.finish_deletes
-# once it is this old (the request's own attempt comes first).
-DELETE_RETRY_AFTER = timedelta(seconds=10)
-SPAWNING = "spawning"  # Nova's task state once the build has been taken up
-POWER_RUNNING = 1
-POWER_NOSTATE = 0
 # Nova's [quota] metadata_items.
 MAX_METADATA_ITEMS = 128
 # The most servers one request may create (Nova's [quota] instances default is 10;
 # Corral keeps no quotas, only this bound on one request).
 MAX_SERVERS_PER_REQUEST = 100
 MULTI_INSTANCE_NAME = "{name}-{count}"
-NO_VALID_HOST = "No valid host was found. There are not enough hosts available."
 FORCED_HOST_POLICY = "os_compute_api:servers:create:forced_host"
 REQUESTED_DESTINATION_POLICY = "compute:servers:create:requested_destination"
 ALL_TENANTS_POLICY = "os_compute_api:servers:detail:get_all_tenants"
@@ -328,13 +310,6 @@ def _count(value: int | str | None, default: int, field_name: str) -> int:
     return number
 
 
-def _hint_uuids(value: object) -> list[str]:
-    if value is None:
-        return []
-    items = value if isinstance(value, list) else [value]
-    return [str(item) for item in items]
-
-
 def _reservation_id() -> str:
     return "r-" + "".join(random.choices(string.ascii_lowercase + string.digits, k=8))
 
@@ -349,37 +324,6 @@ def _flavor_snapshot(flavor: Flavor) -> dict[str, Any]:
         "original_name": flavor.name,
         "extra_specs": flavor_services.extra_specs_of(flavor),
     }
-
-
-def snapshot(server: Server) -> dict[str, Any]:
-    """The InstancePayload of a notification (the fields Corral has)."""
-    return {
-        "uuid": str(server.uuid),
-        "display_name": server.name,
-        "tenant_id": server.project_id,
-        "user_id": server.user_id,
-        "flavor": {"flavorid": server.flavorid, **server.flavor},
-        "image_uuid": server.image_id,
-        "availability_zone": server.availability_zone or None,
-        "host": server.host,
-        "node": server.node,
-        "state": server.vm_state,
-        "task_state": server.task_state,
-        "power_state": server.power_state,
-        "reservation_id": server.reservation_id,
-        "fault": server.fault,
-    }
-
-
-def _record(caller: Caller, event_type: str, server: Server, **extra: Any) -> None:
-    events.record(
-        caller,
-        event_type,
-        object_type="server",
-        object_id=server.pk or "",
-        object_uuid=server.uuid,
-        payload={**snapshot(server), **extra},
-    )
 
 
 @dataclass
@@ -483,7 +427,7 @@ def create_servers(
                     pinned_availability_zone=zone,
                     vm_state=Server.BUILDING,
                     task_state=Server.SCHEDULING,
-                    power_state=POWER_NOSTATE,
+                    power_state=Server.POWER_NOSTATE,
                     metadata=metadata,
                     scheduler_hints=hints,
                     build_request=build_request,
@@ -492,9 +436,9 @@ def create_servers(
                     created_at=now,
                     updated_at=now,
                 )
-                _record(caller, "instance.create.start", server, request_id=caller.request_id)
+                notifications.record(caller, "instance.create.start", server, request_id=caller.request_id)
                 servers.append(server)
-            transaction.on_commit(lambda: dispatch_build(reservation_id))
+            dispatch_build(reservation_id)
     return CreatedServers(servers, reservation_id)
 
 
@@ -503,202 +447,31 @@ def description_of(server: Server) -> str | None:
 
 
 def dispatch_build(reservation_id: str) -> None:
-    """Build after commit: in this process when Celery is eager (no broker),
-    else in a worker. If the broker cannot be reached, resume_builds takes
-    the build up a minute later."""
-    try:
-        if current_app.conf.task_always_eager:
-            build_servers(reservation_id)
-            _eager_catch_up()
-        else:
-            current_app.send_task(BUILD_TASK, args=[reservation_id])
-    except Exception:
-        log.exception("could not build reservation %s; corral.servers.resume_builds will", reservation_id)
+    """Build once the transaction commits: in this process when there is no
+    broker, else in a worker. If the broker cannot be reached,
+    resume_builds takes the build up a minute later."""
+    after_commit.dispatch(
+        lambda: _build_here(reservation_id),
+        send=after_commit.task(build.BUILD_TASK, reservation_id),
+        failure=f"could not build reservation {reservation_id}; corral.servers.resume_builds will",
+    )
+
+
+def _build_here(reservation_id: str) -> None:
+    build.build_servers(reservation_id)
+    CATCH_UP.run_if_due()
+
+
+def _catch_up() -> None:
+    build.resume_builds()
+    deletion.finish_deletes()
 
 
 # Without a broker there is no beat: builds and deletes done in the request
-# also catch up with those left behind, at most once a minute (monotonic time
-# of the last catch-up).
-_last_eager_catch_up = [float("-inf")]
-
-
-def _eager_catch_up() -> None:
-    if not current_app.conf.task_always_eager:
-        return
-    now = time.monotonic()
-    if now - _last_eager_catch_up[0] < BUILD_STALE_AFTER.total_seconds():
-        return
-    _last_eager_catch_up[0] = now
-    try:
-        resume_builds()
-        finish_deletes()
-    except Exception:
-        log.exception("catching up with stale builds and deletes failed")
-
-
-# --- the build -----------------------------------------------------------------
-
-
-def _claim_build(reservation_id: str) -> list[Server]:
-    """Take the reservation's servers still waiting to be scheduled."""
-    with transaction.atomic():
-        waiting = Server.objects.select_for_update().filter(
-            reservation_id=reservation_id, vm_state=Server.BUILDING, task_state=Server.SCHEDULING
-        )
-        pks = list(waiting.values_list("pk", flat=True))
-        Server.objects.filter(pk__in=pks).update(task_state=SPAWNING, updated_at=timezone.now())
-    return list(Server.objects.filter(pk__in=pks).order_by("launch_index", "id"))
-
-
-# A host name no host has (host names are letters, digits, '-', '.', '_'): a
-# same_host hint whose servers are on no host lets no host pass, as in Nova.
-NO_SUCH_HOST = "(none: the same_host servers are on no host)"
-
-
-def _hint_hosts(uuids: Iterable[str], none_means_nowhere: bool = False) -> frozenset[str]:
-    """The hosts of the servers a scheduler hint names."""
-    parsed = [value for value in (boot_request.parse_uuid(item) for item in uuids) if value is not None]
-    if not parsed:
-        return frozenset()
-    rows = Server.objects.filter(uuid__in=parsed, host__isnull=False).exclude(vm_state=Server.DELETED)
-    hosts = frozenset(host for host in rows.values_list("host", flat=True) if host)
-    if not hosts and none_means_nowhere:
-        return frozenset({NO_SUCH_HOST})
-    return hosts
-
-
-def _fault(message: str, details: str) -> dict[str, Any]:
-    return {
-        "code": 500,
-        "message": message,
-        "details": details,
-        "created": timezone.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
-    }
-
-
-def _release_quietly(consumer_uuid: str) -> None:
-    try:
-        scheduling.release(consumer_uuid)
-    except (PlacementError, NotImplementedError):
-        log.exception("could not release the allocations of %s", consumer_uuid)
-
-
-def build_servers(reservation_id: str) -> dict[str, int]:
-    """Schedule and claim the reservation's servers still in BUILD, then mark
-    each ACTIVE on its host or ERROR with Nova's fault. Returns counts."""
-    servers = _claim_build(reservation_id)
-    if not servers:
-        return {"active": 0, "error": 0}
-    first = servers[0]
-    request = first.build_request or {}
-    flavor = Flavor.objects.filter(flavorid=first.flavorid).first()
-    image_uuid = boot_request.parse_uuid(first.image_id) if first.image_id else None
-    image = Image.objects.filter(pk=image_uuid).first() if image_uuid else None
-    uuids = [str(server.uuid) for server in servers]
-    placed: dict[str, scheduling.Placed] = {}
-    failed = set(uuids)
-    decision = None
-    if flavor is None:
-        message, details = f"Flavor {first.flavorid} could not be found.", "The flavor was deleted during the build."
-    else:
-        hints = first.scheduler_hints or {}
-        try:
-            spec = scheduling.request_spec_for(
-                flavor,
-                image,
-                first.project_id,
-                first.user_id,
-                availability_zone=request.get("availability_zone"),
-                forced_host=request.get("forced_host"),
-                forced_node=request.get("forced_node"),
-                num_instances=len(servers),
-                same_host=_hint_hosts(_hint_uuids(hints.get("same_host")), none_means_nowhere=True),
-                different_host=_hint_hosts(_hint_uuids(hints.get("different_host"))),
-            )
-            result = scheduling.schedule_and_claim(spec, uuids)
-        except Exception as exc:
-            log.exception("scheduling reservation %s failed", reservation_id)
-            for consumer_uuid in uuids:  # claims made before the failure (deleting none is fine)
-                _release_quietly(consumer_uuid)
-            message, details = f"Build of the servers failed: {exc}", f"{type(exc).__name__}: {exc}"
-        else:
-            decision = result.decision
-            placed = {item.consumer_uuid: item for item in result.placed}
-            message = result.fault_message or NO_VALID_HOST
-            details = "The scheduler found no host for this server"
-            if decision is not None:
-                details += f"; its decision is scheduling decision {decision.uuid}"
-            minimum = int(request.get("min_count") or 1)
-            if len(placed) < minimum:
-                for consumer_uuid in placed:
-                    _release_quietly(consumer_uuid)
-                placed = {}
-            failed = set(uuids) - set(placed)
-    gone = _finish_build(servers, placed, failed, message, details, decision)
-    for consumer_uuid in gone:
-        _release_quietly(consumer_uuid)
-    return {"active": len(placed) - len(gone), "error": len(failed)}
-
-
-def _finish_build(
-    servers: list[Server],
-    placed: dict[str, "scheduling.Placed"],
-    failed: set[str],
-    message: str,
-    details: str,
-    decision: Any,
-) -> list[str]:
-    """Write the outcome in one transaction. Returns the placed servers that
-    were deleted meanwhile (their claims are to be released)."""
-    caller = Caller.system("corral-build")
-    gone = []
-    now = timezone.now()
-    with transaction.atomic():
-        rows = {
-            str(server.uuid): server
-            for server in Server.objects.select_for_update().filter(pk__in=[server.pk for server in servers])
-        }
-        for server_uuid, server in rows.items():
-            still_building = server.vm_state == Server.BUILDING and server.task_state == SPAWNING
-            if server_uuid in placed:
-                if not still_building:
-                    gone.append(server_uuid)
-                    continue
-                where = placed[server_uuid]
-                server.host, server.node, server.node_uuid = where.host, where.node, str(where.node_uuid)
-                server.availability_zone = where.availability_zone or ""
-                server.vm_state, server.task_state, server.power_state = Server.ACTIVE, None, POWER_RUNNING
-                server.launched_at = server.updated_at = now
-                server.decision = decision
-                server.save()
-                _record(caller, "instance.create.end", server)
-            elif server_uuid in failed and still_building:
-                server.vm_state, server.task_state = Server.ERROR, None
-                server.fault = _fault(message, details)
-                server.decision = decision
-                server.updated_at = now
-                server.save()
-                _record(caller, "instance.create.error", server)
-    return gone
-
-
-def resume_builds() -> int:
-    """Builds left in BUILD for more than BUILD_STALE_AFTER (their worker
-    died, or the broker was down): scheduled again. Returns how many."""
-    cutoff = timezone.now() - BUILD_STALE_AFTER
-    stale = Server.objects.filter(vm_state=Server.BUILDING, updated_at__lt=cutoff, deleted_at__isnull=True).filter(
-        Q(task_state=Server.SCHEDULING) | Q(task_state=SPAWNING)
-    )
-    reservations = sorted(set(stale.values_list("reservation_id", flat=True)))
-    for reservation_id in reservations:
-        Server.objects.filter(
-            reservation_id=reservation_id, vm_state=Server.BUILDING, task_state=SPAWNING, updated_at__lt=cutoff
-        ).update(task_state=Server.SCHEDULING)
-        try:
-            build_servers(reservation_id)
-        except Exception:
-            log.exception("resuming the build of reservation %s failed", reservation_id)
-    return len(reservations)
+# also catch up with those left behind, at most once a minute.
+CATCH_UP = after_commit.CatchUp(
+    "catching up with stale builds and deletes", _catch_up, every=build.BUILD_STALE_AFTER.total_seconds()
+)
 
 
 # --- delete --------------------------------------------------------------------
@@ -716,48 +489,14 @@ def delete_server(caller: Caller, server_uuid: str) -> None:
             server.task_state = Server.DELETING
             server.updated_at = timezone.now()
             server.save(update_fields=["task_state", "updated_at"])
-            _record(caller, "instance.delete.start", server, request_id=caller.request_id)
+            notifications.record(caller, "instance.delete.start", server, request_id=caller.request_id)
             server_pk = server.pk
-            transaction.on_commit(lambda: _finish_delete_after_commit(server_pk))
+            after_commit.dispatch(
+                lambda: _finish_delete_here(server_pk),
+                failure=f"finishing the delete of server {server_pk} failed; corral.servers.finish_deletes will",
+            )
 
 
-def _finish_delete_after_commit(server_pk: int) -> None:
-    try:
-        finish_delete(server_pk)
-        _eager_catch_up()
-    except Exception:
-        log.exception("finishing the delete of server %s failed; corral.servers.finish_deletes will", server_pk)
-
-
-def finish_delete(server_pk: int) -> bool:
-    """Release the server's allocations, then mark it deleted. False (the
-    server left deleting) when placement could not release them."""
-    server = Server.objects.filter(pk=server_pk, task_state=Server.DELETING).first()
-    if server is None:
-        return False
-    try:
-        scheduling.release(str(server.uuid))
-    except (PlacementError, NotImplementedError) as exc:
-        log.warning(
-            "could not release the allocations of server %s (%s); corral.servers.finish_deletes will retry",
-            server.uuid,
-            exc,
-        )
-        return False
-    now = timezone.now()
-    with transaction.atomic():
-        server = Server.objects.select_for_update().get(pk=server_pk)
-        if server.vm_state == Server.DELETED:
-            return True
-        server.vm_state, server.task_state, server.power_state = Server.DELETED, None, POWER_NOSTATE
-        server.deleted_at = server.terminated_at = server.updated_at = now
-        server.save()
-        _record(Caller.system("corral-delete"), "instance.delete.end", server)
-    return True
-
-
-def finish_deletes() -> int:
-    """Retry the deletes whose release failed. Returns how many finished."""
-    cutoff = timezone.now() - DELETE_RETRY_AFTER
-    pks = Server.objects.filter(task_state=Server.DELETING, updated_at__lt=cutoff).values_list("pk", flat=True)
-    return sum(1 for pk in list(pks) if finish_delete(pk))
+def _finish_delete_here(server_pk: int) -> None:
+    deletion.finish_delete(server_pk)
+    CATCH_UP.run_if_due()

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
 
-from aggregates.host_aggregates.models import AggregateHost, AggregateMetadata
+from aggregates.errors import NotFound
+from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
 from aggregates.hosts.models import Service
 
 AZ_KEY = "availability_zone"
@@ -36,6 +37,32 @@ def zones_by_host(hosts: Iterable[str] | None = None) -> dict[str, list[str]]:
     for host, aggregate_id in memberships.values_list("host", "aggregate_id"):
         zones[host].add(az_of_aggregate[aggregate_id])
     return {host: sorted(names) for host, names in zones.items()}
+
+
+@dataclass
+class ZoneMembers:
+    hosts: list[str]  # the zone's compute hosts, by name
+    aggregates: list[str]  # the uuids of the aggregates naming the zone (none for the default zone)
+
+
+def hosts_in_zone(zone: str) -> ZoneMembers:
+    """The compute hosts of availability zone ``zone`` and the aggregates
+    making it: the members of the aggregates whose ``availability_zone`` is
+    ``zone``, or, for the default zone, the hosts in no zone aggregate. 404
+    for a zone no aggregate names (other than the default zone)."""
+    zoned = AggregateMetadata.objects.filter(key=AZ_KEY)
+    named = list(zoned.filter(value=zone).values_list("aggregate_id", flat=True))
+    computes = list(Service.objects.filter(binary=Service.COMPUTE).order_by("host").values_list("host", flat=True))
+    if named:
+        members = set(AggregateHost.objects.filter(aggregate_id__in=named).values_list("host", flat=True))
+        uuids = [str(u) for u in Aggregate.objects.filter(pk__in=named).values_list("uuid", flat=True)]
+        return ZoneMembers([h for h in computes if h in members], uuids)
+    if zone == settings.DEFAULT_AVAILABILITY_ZONE:
+        in_zones = set(
+            AggregateHost.objects.filter(aggregate_id__in=zoned.values("aggregate_id")).values_list("host", flat=True)
+        )
+        return ZoneMembers([h for h in computes if h not in in_zones], [])
+    raise NotFound(f"Availability zone {zone} could not be found.", field="availability_zone")
 
 
 def zone_of_service(service: Service, host_zones: dict[str, list[str]]) -> str:

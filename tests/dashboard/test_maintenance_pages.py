@@ -234,7 +234,8 @@ def test_headroom_says_when_placement_cannot_be_read(admin_client, make_host, sy
 
 
 def test_short_reasons_name_the_missing_classes():
-    from aggregates.maintenance.services import PlannedMove, ResourceHeadroom
+    from aggregates.maintenance.headroom import ResourceHeadroom
+    from aggregates.maintenance.planning import PlannedMove
     from dashboard.maintenance_views import short_reason
 
     wanted = {"VCPU": 2, "MEMORY_MB": 2048, "DISK_GB": 20}

@@ -7,7 +7,7 @@ import pytest
 
 from aggregates.audit.models import Event
 from aggregates.hosts.models import Service
-from aggregates.maintenance import services
+from aggregates.maintenance import running
 from aggregates.maintenance.models import MaintenanceItem, MaintenanceJob
 from aggregates.servers.models import Server
 
@@ -92,7 +92,7 @@ def test_start_twice_stop_without_start_stop_twice(small, admin_api):
 
 
 def test_stop_while_the_drain_runs_is_409(small, admin_api, monkeypatch):
-    monkeypatch.setattr(services, "dispatch", lambda job_pk: None)  # the job stays queued
+    monkeypatch.setattr(running, "dispatch", lambda job_pk: None)  # the job stays queued
     assert maintenance(admin_api, "A", "start").status_code == 202
     before = state()
     status, _, message = fault(maintenance(admin_api, "A", "stop", rebalance=True))

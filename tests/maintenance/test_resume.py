@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from aggregates.audit.models import Event
 from aggregates.identity.caller import Caller
-from aggregates.maintenance import services, tasks
+from aggregates.maintenance import running, services, tasks
 from aggregates.maintenance.models import MaintenanceItem, MaintenanceJob
 from aggregates.moves import services as moves
 from aggregates.servers.models import Server
@@ -26,7 +26,7 @@ def left_running(cloud, admin_api, monkeypatch, lease_age=timedelta(minutes=5), 
     flavor, image = cloud.flavor(vcpus=2, ram=1024, disk=10), cloud.image()
     servers = boot_on(admin_api, flavor, image, "A", count=4)
     with monkeypatch.context() as patched:
-        patched.setattr(services, "dispatch", lambda job_pk: None)
+        patched.setattr(running, "dispatch", lambda job_pk: None)
         job = services.start_maintenance(Caller.system("tests"), "A")
     items = list(MaintenanceItem.objects.filter(job=job).order_by("id"))
     system = Caller.system("tests")
@@ -67,7 +67,7 @@ def test_drain_resumes_a_dead_workers_job(cloud, admin_api, monkeypatch):
 
 def test_drain_leaves_live_jobs_alone(cloud, admin_api, monkeypatch):
     job, *_ = left_running(cloud, admin_api, monkeypatch, lease_age=-timedelta(minutes=5))
-    assert services.drain_jobs() == {"resumed": 0, "failed": 0}
+    assert running.drain_jobs() == {"resumed": 0, "failed": 0}
     job.refresh_from_db()
     assert job.status == "running"
 
@@ -75,7 +75,7 @@ def test_drain_leaves_live_jobs_alone(cloud, admin_api, monkeypatch):
 def test_too_many_attempts_fail_the_job_and_servers_stay_whole(cloud, admin_api, monkeypatch, settings):
     settings.MAINTENANCE_MAX_ATTEMPTS = 3
     job, items, servers, nodes = left_running(cloud, admin_api, monkeypatch, attempts=3)
-    assert services.drain_jobs() == {"resumed": 0, "failed": 1}
+    assert running.drain_jobs() == {"resumed": 0, "failed": 1}
     job.refresh_from_db()
     assert job.status == "failed" and "stopped 3 times" in job.error
     statuses = list(MaintenanceItem.objects.filter(job=job).order_by("id").values_list("status", flat=True))
@@ -90,12 +90,12 @@ def test_drain_starts_a_stale_queued_job_and_running_twice_is_harmless(cloud, ad
     flavor, image = cloud.flavor(vcpus=2, ram=1024, disk=10), cloud.image()
     servers = boot_on(admin_api, flavor, image, "A", count=2)
     with monkeypatch.context() as patched:
-        patched.setattr(services, "dispatch", lambda job_pk: None)
+        patched.setattr(running, "dispatch", lambda job_pk: None)
         job = services.start_maintenance(Caller.system("tests"), "A")
-    assert services.drain_jobs() == {"resumed": 0, "failed": 0}  # too fresh: its dispatch may still run it
+    assert running.drain_jobs() == {"resumed": 0, "failed": 0}  # too fresh: its dispatch may still run it
     MaintenanceJob.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=10))
-    assert services.drain_jobs() == {"resumed": 1, "failed": 0}
-    assert services.run_job(job.pk) is None
+    assert running.drain_jobs() == {"resumed": 1, "failed": 0}
+    assert running.run_job(job.pk) is None
     job.refresh_from_db()
     assert job.status == "completed"
     assert set(hosts_of(servers).values()) == {"B"}

@@ -4,12 +4,14 @@ applied, the same after-commit hook drains the due rows, rate-limited, in
 process (PLACEMENT_URL empty)."""
 
 import os
+import time
 from datetime import timedelta
 
 import pytest
 import requests
 from django.utils import timezone
 
+from aggregates import after_commit
 from aggregates.mirroring import outbox
 from aggregates.mirroring.models import PlacementMirrorRequest
 from aggregates.placement_client import PlacementClient
@@ -24,8 +26,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def in_process(settings, monkeypatch):
     """Corral's own placement, in process; a fresh rate limit."""
     settings.PLACEMENT_URL = ""
-    monkeypatch.setattr(outbox, "_last_eager_drain", [float("-inf")])
-    assert outbox.celery_is_eager()
+    monkeypatch.setattr(outbox.DRAIN_WITHOUT_BROKER, "last", float("-inf"))
+    assert after_commit.without_broker()
     return PlacementClient()
 
 
@@ -48,7 +50,7 @@ def test_a_later_write_drains_the_rows_that_failed(admin_api, make_host, setting
     aggregate = create_aggregate(admin_api, "agg1")
     row = _failed_row(admin_api, settings, aggregate, "h1")
     PlacementMirrorRequest.objects.filter(pk=row.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
-    outbox._last_eager_drain[0] = float("-inf")
+    outbox.DRAIN_WITHOUT_BROKER.reset()
 
     add_host(admin_api, aggregate, "h2")  # its own row, then the drain
 
@@ -63,18 +65,19 @@ def test_the_drain_is_rate_limited_and_waits_for_the_backoff(admin_api, make_hos
     aggregate = create_aggregate(admin_api, "agg1")
     row = _failed_row(admin_api, settings, aggregate, "h1")
     # Not due yet (backoff): a write leaves it pending.
-    outbox._last_eager_drain[0] = float("-inf")
+    outbox.DRAIN_WITHOUT_BROKER.reset()
     add_host(admin_api, aggregate, "h2")
     row.refresh_from_db()
     assert row.status == PlacementMirrorRequest.PENDING
     # Due, but this process drained a moment ago: still pending.
     PlacementMirrorRequest.objects.filter(pk=row.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
-    outbox._last_eager_drain[0] = outbox.time.monotonic()
+    outbox.DRAIN_WITHOUT_BROKER.last = time.monotonic()
     add_host(admin_api, aggregate, "h3")
     row.refresh_from_db()
     assert row.status == PlacementMirrorRequest.PENDING
     # Once the interval is over, it is drained.
-    assert outbox.drain_when_due(now=outbox._last_eager_drain[0] + outbox.EAGER_DRAIN_INTERVAL + 1) is not None
+    later = outbox.DRAIN_WITHOUT_BROKER.last + outbox.EAGER_DRAIN_INTERVAL + 1
+    assert outbox.DRAIN_WITHOUT_BROKER.run_if_due(now=later) is not None
     row.refresh_from_db()
     assert row.status == PlacementMirrorRequest.DONE
 
@@ -84,8 +87,8 @@ def test_no_drain_with_a_broker(admin_api, make_host, settings, in_process, monk
     aggregate = create_aggregate(admin_api, "agg1")
     row = _failed_row(admin_api, settings, aggregate, "h1")
     PlacementMirrorRequest.objects.filter(pk=row.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
-    monkeypatch.setattr(outbox, "celery_is_eager", lambda: False)
-    assert outbox.drain_when_due() is None  # the beat's periodic drain does it there
+    monkeypatch.setattr(after_commit, "without_broker", lambda: False)
+    assert outbox.DRAIN_WITHOUT_BROKER.run_if_due() is None  # the beat's periodic drain does it there
     row.refresh_from_db()
     assert row.status == PlacementMirrorRequest.PENDING
 

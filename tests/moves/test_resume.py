@@ -7,8 +7,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from aggregates.moves import recovery, tasks
 from aggregates.moves import services as moves
-from aggregates.moves import tasks
 from aggregates.moves.models import ServerMigration
 from aggregates.scheduling import services as scheduling
 from aggregates.servers.models import Server
@@ -23,7 +23,7 @@ def left_behind(api, server, monkeypatch, status):
     monkeypatch.setattr(moves, "dispatch_move", lambda migration_pk: None)
     assert act(api, server, LIVE_BODY).status_code == 202
     migration = ServerMigration.objects.get(server=server)
-    old = timezone.now() - moves.STALE_AFTER - timedelta(seconds=1)
+    old = timezone.now() - recovery.STALE_AFTER - timedelta(seconds=1)
     ServerMigration.objects.filter(pk=migration.pk).update(status=status, updated_at=old)
     task = {"queued": "migrating", "running": "migrating"}[status]
     assert Server.objects.get(pk=server.pk).task_state == task

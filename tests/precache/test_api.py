@@ -7,7 +7,7 @@ import uuid
 import pytest
 from django.db import connection
 
-from aggregates.precache import services
+from aggregates.precache import running, services
 from aggregates.precache.models import ImageCacheJob, ImageCacheResult
 
 V = "2.81"
@@ -45,7 +45,7 @@ def test_202_empty_body_location_and_job(admin_api, agg, image):
 def test_job_json_after_run(admin_api, agg, image):
     post_images(admin_api, agg.id, cache_body(image.id))
     job = ImageCacheJob.objects.get()
-    services.run_job(job.pk)
+    running.run_job(job.pk)
     response = admin_api.get(f"/os-image-cache-jobs/{job.uuid}")
     assert response.status_code == 200
     body = response.json()["job"]
@@ -152,7 +152,7 @@ def test_image_without_data_400(admin_api, agg, make_image):
 def test_aggregate_without_hosts_accepted(admin_api, make_aggregate, image):
     agg = make_aggregate("empty", hosts=())
     assert post_images(admin_api, agg.id, cache_body(image.id)).status_code == 202
-    job = services.run_job(ImageCacheJob.objects.get().pk)
+    job = running.run_job(ImageCacheJob.objects.get().pk)
     assert job.status == "completed"
     assert job.percent == 100
 
@@ -206,7 +206,7 @@ def test_job_json_follows_each_image(transactional_db, system, make_aggregate, m
 
     agg = make_aggregate(hosts=("h1",))
     a, b = make_image("a"), make_image("b", data=b"b" * 100)
-    monkeypatch.setattr(services, "dispatch", lambda job_pk: None)  # this test runs the job itself
+    monkeypatch.setattr(running, "dispatch", lambda job_pk: None)  # this test runs the job itself
     job = services.request_image_cache(system, agg.id, [str(a.id), str(b.id)])
-    services.run_job(job.pk, driver=Recording())
+    running.run_job(job.pk, driver=Recording())
     assert seen == [1, 2]

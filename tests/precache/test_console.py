@@ -10,7 +10,7 @@ from django.test import Client
 from django_celery_beat.models import PeriodicTask
 
 from aggregates.identity import services as identity
-from aggregates.precache import services
+from aggregates.precache import running, schedules
 from aggregates.precache.models import ImageCacheJob
 
 
@@ -52,7 +52,7 @@ def test_cache_form_starts_job_and_job_page_shows_it(admin_client, make_aggregat
     assert 'data-poll-url="/images/cache-jobs/' in page
     assert "dashboard/precache.js" in page
     assert 'data-finished="0"' in page
-    services.run_job(job.pk)
+    running.run_job(job.pk)
     fragment = admin_client.get(f"/images/cache-jobs/{job.uuid}/progress/").content.decode()
     assert 'data-finished="1"' in fragment
     assert 'data-percent="100"' in fragment
@@ -131,7 +131,7 @@ def test_schedule_runs_a_job(system, make_aggregate, make_image):
 
     agg = make_aggregate()
     image = make_image()
-    schedule = services.create_schedule(system, agg.id, [str(image.id)])
+    schedule = schedules.create_schedule(system, agg.id, [str(image.id)])
     kwargs = json.loads(schedule.task.kwargs)
     job_uuid = tasks.scheduled_cache.delay(**kwargs, schedule_name=schedule.task.name).get()
     job = ImageCacheJob.objects.get(uuid=job_uuid)
@@ -145,9 +145,9 @@ def test_schedule_service_refuses_bad_input(system, make_aggregate, make_image):
     agg = make_aggregate()
     image = make_image()
     with pytest.raises(Invalid):
-        services.create_schedule(system, agg.id, [])
+        schedules.create_schedule(system, agg.id, [])
     with pytest.raises(Invalid):
-        services.create_schedule(system, agg.id, [str(image.id)], minute="99")
+        schedules.create_schedule(system, agg.id, [str(image.id)], minute="99")
     with pytest.raises(NotFound):
-        services.create_schedule(system, 99999, [str(image.id)])
+        schedules.create_schedule(system, 99999, [str(image.id)])
     assert not PeriodicTask.objects.filter(task="corral.precache.scheduled_cache").exists()

@@ -6,14 +6,14 @@ from datetime import timedelta
 from django.utils import timezone
 
 from aggregates.audit.models import Event
-from aggregates.precache import services, tasks
+from aggregates.precache import running, services, tasks
 from aggregates.precache.models import ImageCacheHost, ImageCacheJob, ImageCacheResult
 
 
 def left_running(system, agg, image, lease_age=timedelta(minutes=5), attempts=1):
     """A job as a killed worker leaves it: running, h1 finished, h2 mid-way, lease expired."""
     job = services.request_image_cache(system, agg.id, [str(image.id)])
-    services.run_job(job.pk)  # completes everything; then rewind h2 as if interrupted
+    running.run_job(job.pk)  # completes everything; then rewind h2 as if interrupted
     ImageCacheHost.objects.filter(job=job, host="h2").update(status="caching", finished_index=None, finished_at=None)
     ImageCacheResult.objects.filter(host_item__job=job, host_item__host="h2").update(
         status="caching", bytes=None, seconds=None
@@ -48,7 +48,7 @@ def test_drain_resumes_expired_job(system, make_aggregate, make_image):
 def test_drain_leaves_live_jobs_alone(system, make_aggregate, make_image):
     agg = make_aggregate()
     job = left_running(system, agg, make_image(), lease_age=-timedelta(minutes=5))
-    assert services.drain_jobs() == {"resumed": 0, "failed": 0}
+    assert running.drain_jobs() == {"resumed": 0, "failed": 0}
     job.refresh_from_db()
     assert job.status == "running"
 
@@ -57,7 +57,7 @@ def test_drain_fails_job_after_too_many_attempts(system, make_aggregate, make_im
     settings.IMAGE_CACHE_MAX_ATTEMPTS = 3
     agg = make_aggregate()
     job = left_running(system, agg, make_image(), attempts=3)
-    assert services.drain_jobs() == {"resumed": 0, "failed": 1}
+    assert running.drain_jobs() == {"resumed": 0, "failed": 1}
     job.refresh_from_db()
     assert job.status == "failed"
     assert "stopped 3 times" in job.error
@@ -68,9 +68,9 @@ def test_drain_fails_job_after_too_many_attempts(system, make_aggregate, make_im
 def test_drain_starts_stale_queued_job(system, make_aggregate, make_image):
     agg = make_aggregate()
     job = services.request_image_cache(system, agg.id, [str(make_image().id)])
-    assert services.drain_jobs() == {"resumed": 0, "failed": 0}  # too fresh: its dispatch may still run it
+    assert running.drain_jobs() == {"resumed": 0, "failed": 0}  # too fresh: its dispatch may still run it
     ImageCacheJob.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=10))
-    assert services.drain_jobs() == {"resumed": 1, "failed": 0}
+    assert running.drain_jobs() == {"resumed": 1, "failed": 0}
     job.refresh_from_db()
     assert job.status == "completed"
 
@@ -78,8 +78,8 @@ def test_drain_starts_stale_queued_job(system, make_aggregate, make_image):
 def test_run_job_twice_is_harmless(system, make_aggregate, make_image):
     agg = make_aggregate()
     job = services.request_image_cache(system, agg.id, [str(make_image().id)])
-    assert services.run_job(job.pk).status == "completed"
-    assert services.run_job(job.pk) is None
+    assert running.run_job(job.pk).status == "completed"
+    assert running.run_job(job.pk) is None
 
 
 def test_without_a_broker_a_new_job_drains_the_stale_ones(
@@ -92,9 +92,9 @@ def test_without_a_broker_a_new_job_drains_the_stale_ones(
     agg = make_aggregate()
     image = make_image()
     with monkeypatch.context() as patched:
-        patched.setattr(services, "dispatch", lambda job_pk: None)  # set the stale job up undisturbed
+        patched.setattr(running, "dispatch", lambda job_pk: None)  # set the stale job up undisturbed
         stale = left_running(system, agg, image)
-    services.KIND.last_eager_drain[0] = float("-inf")
+    running.RUNNER.catch_up.reset()
     fresh = services.request_image_cache(system, agg.id, [str(image.id)])  # autocommit: dispatched at once
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from aggregates.audit.models import Event
 from aggregates.hosts.models import Service
-from aggregates.precache import drivers, services
+from aggregates.precache import drivers, running, services
 from aggregates.precache.drivers import ImageResult
 from aggregates.precache.models import ImageCacheHost, ImageCacheJob, ImageCacheResult
 
@@ -35,7 +35,7 @@ def statuses(job, host):
 def test_inprocess_driver_caches_files_with_hash(system, make_aggregate, make_image, settings):
     agg = make_aggregate()
     image = make_image(data=b"x" * 300_000)
-    job = services.run_job(request(system, agg, image).pk)
+    job = running.run_job(request(system, agg, image).pk)
     assert job.status == ImageCacheJob.COMPLETED
     for host in ("h1", "h2"):
         path = settings.HOST_CACHE_DIR / host / str(image.id)
@@ -43,7 +43,7 @@ def test_inprocess_driver_caches_files_with_hash(system, make_aggregate, make_im
         assert not [p for p in path.parent.iterdir() if p.name.endswith(".part")]
     assert drivers.InProcessDriver().cached_images(drivers.HostTarget("h1")) == [str(image.id)]
     # a second run finds them there
-    job2 = services.run_job(request(system, agg, image).pk)
+    job2 = running.run_job(request(system, agg, image).pk)
     assert statuses(job2, "h1") == ["existing"]
     assert job2.status == ImageCacheJob.COMPLETED
     assert {row["host"] for row in services.cached_hosts_of_image(str(image.id))} == {"h1", "h2"}
@@ -55,7 +55,7 @@ def test_corrupt_cached_copy_is_replaced(system, make_aggregate, make_image, set
     target = settings.HOST_CACHE_DIR / "h1" / str(image.id)
     target.parent.mkdir(parents=True)
     target.write_bytes(b"garbage")
-    job = services.run_job(request(system, agg, image).pk)
+    job = running.run_job(request(system, agg, image).pk)
     assert statuses(job, "h1") == ["cached"]
     assert sha512(target.read_bytes()) == image.os_hash_value
 
@@ -64,7 +64,7 @@ def test_hash_mismatch_is_error(system, make_aggregate, make_image, settings):
     agg = make_aggregate(hosts=("h1",))
     image = make_image()
     (settings.IMAGE_STORE_DIR / str(image.id)).write_bytes(b"tampered")
-    job = services.run_job(request(system, agg, image).pk)
+    job = running.run_job(request(system, agg, image).pk)
     row = ImageCacheResult.objects.get(host_item__job=job)
     assert row.status == "error"
     assert "mismatch" in row.error
@@ -78,7 +78,7 @@ def test_down_host_skipped_disabled_host_cached(system, make_aggregate, make_ima
     Service.objects.filter(host="h2").update(disabled=True, disabled_reason="maintenance")
     Service.objects.filter(host="h3").update(forced_down=True)
     a, b = make_image("a"), make_image("b", data=b"bbb" * 1000)
-    job = services.run_job(request(system, agg, a, b).pk)
+    job = running.run_job(request(system, agg, a, b).pk)
     hosts = hosts_of(job)
     assert hosts["h1"].status == "skipped"
     assert hosts["h1"].reason == "the compute service is down"
@@ -97,7 +97,7 @@ def test_events_start_progress_end(system, make_aggregate, make_image):
     Service.objects.filter(host="h3").update(forced_down=True)
     image = make_image()
     Event.objects.all().delete()
-    job = services.run_job(request(system, agg, image).pk)
+    job = running.run_job(request(system, agg, image).pk)
     found = list(Event.objects.filter(event_type__startswith="aggregate.cache_images").order_by("id"))
     assert [e.event_type for e in found] == [
         "aggregate.cache_images.start",
@@ -153,7 +153,7 @@ def test_concurrency_bound(system, make_aggregate, make_image, settings, concurr
     settings.IMAGE_CACHE_CONCURRENCY = concurrency
     agg = make_aggregate(hosts=("h1", "h2", "h3", "h4", "h5"))
     driver = SlowDriver()
-    job = services.run_job(request(system, agg, make_image()).pk, driver=driver)
+    job = running.run_job(request(system, agg, make_image()).pk, driver=driver)
     assert job.status == ImageCacheJob.COMPLETED
     assert driver.peak == concurrency
 
@@ -175,7 +175,7 @@ def test_silent_host_times_out_as_error(system, make_aggregate, make_image, sett
     settings.IMAGE_CACHE_HOST_TIMEOUT = 0.3
     agg = make_aggregate(hosts=("h1", "h2"))
     started = time.monotonic()
-    job = services.run_job(request(system, agg, make_image()).pk, driver=SilentDriver({"h1"}))
+    job = running.run_job(request(system, agg, make_image()).pk, driver=SilentDriver({"h1"}))
     assert time.monotonic() - started < 3
     hosts = hosts_of(job)
     assert hosts["h1"].status == "error"
@@ -195,7 +195,7 @@ class BrokenDriver:
 
 def test_driver_exception_is_host_error(system, make_aggregate, make_image):
     agg = make_aggregate(hosts=("h1",))
-    job = services.run_job(request(system, agg, make_image()).pk, driver=BrokenDriver())
+    job = running.run_job(request(system, agg, make_image()).pk, driver=BrokenDriver())
     row = ImageCacheResult.objects.get(host_item__job=job)
     assert (row.status, row.error) == ("error", "connection refused")
     assert job.status == ImageCacheJob.COMPLETED_WITH_ERRORS
@@ -205,7 +205,7 @@ def test_agent_driver_missing_fails_job_clearly(system, make_aggregate, make_ima
     settings.CACHE_DRIVER = "agent"
     monkeypatch.setitem(drivers.DRIVERS, "agent", "aggregates.precache.no_such_module.AgentDriver")
     agg = make_aggregate(hosts=("h1",))
-    job = services.run_job(request(system, agg, make_image()).pk)
+    job = running.run_job(request(system, agg, make_image()).pk)
     assert job.status == ImageCacheJob.FAILED
     assert job.error.startswith("agent driver not available")
     assert statuses(job, "h1") == ["error"]

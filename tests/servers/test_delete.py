@@ -4,7 +4,7 @@ a failed release leaves the server deleting until finish_deletes retries."""
 from unittest import mock
 
 from aggregates.placement_client import PlacementUnreachable
-from aggregates.servers import services
+from aggregates.servers import deletion
 from aggregates.servers.models import Server
 
 from .conftest import cli_body
@@ -55,14 +55,14 @@ def test_a_failed_release_leaves_the_server_deleting_until_retried(cloud, admin_
     node = cloud.host("h1")
     flavor, image = cloud.flavor(), cloud.image()
     server_id = boot(admin_api, flavor, image)
-    with mock.patch.object(services.scheduling, "release", side_effect=PlacementUnreachable("down")):
+    with mock.patch.object(deletion.scheduling, "release", side_effect=PlacementUnreachable("down")):
         assert admin_api.delete(f"/servers/{server_id}", version=V).status_code == 204
     shown = admin_api.get(f"/servers/{server_id}", version=V).json()["server"]
     assert (shown["status"], shown["OS-EXT-STS:task_state"]) == ("ACTIVE", "deleting")
     assert cloud.usages(node.uuid)["VCPU"] == 1
 
-    assert services.finish_deletes() == 0  # too recent: the request's own attempt comes first
-    Server.objects.update(updated_at=Server.objects.get().updated_at - services.DELETE_RETRY_AFTER * 2)
+    assert deletion.finish_deletes() == 0  # too recent: the request's own attempt comes first
+    Server.objects.update(updated_at=Server.objects.get().updated_at - deletion.DELETE_RETRY_AFTER * 2)
     from aggregates.servers import tasks
 
     assert tasks.finish_deletes.delay().get() == 1

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from aggregates.errors import Unavailable
 from aggregates.scheduling.models import SchedulingDecision
-from aggregates.servers import services, tasks
+from aggregates.servers import build, tasks
 from aggregates.servers.models import Server
 
 from .conftest import cli_body, new_uuid
@@ -154,7 +154,7 @@ def test_fewer_than_min_count_placed_means_none_is_built(cloud, admin_api):
 def test_builds_left_behind_by_a_dead_worker_are_resumed(cloud, admin_api, monkeypatch):
     cloud.host("h1")
     flavor, image = cloud.flavor(), cloud.image()
-    monkeypatch.setattr(services, "build_servers", lambda reservation_id: None)  # the worker dies
+    monkeypatch.setattr(build, "build_servers", lambda reservation_id: None)  # the worker dies
     server_id = boot(admin_api, cli_body(flavor, image))["server"]["id"]
     monkeypatch.undo()
     assert show(admin_api, server_id)["status"] == "BUILD"
@@ -169,14 +169,14 @@ def test_builds_left_behind_by_a_dead_worker_are_resumed(cloud, admin_api, monke
 def test_a_server_deleted_while_it_builds_gives_its_claim_back(cloud, admin_api, monkeypatch):
     node = cloud.host("h1")
     flavor, image = cloud.flavor(), cloud.image()
-    real_schedule = services.scheduling.schedule_and_claim
+    real_schedule = build.scheduling.schedule_and_claim
 
     def schedule_then_delete(spec, uuids):
         result = real_schedule(spec, uuids)
         assert admin_api.delete(f"/servers/{uuids[0]}").status_code == 204
         return result
 
-    monkeypatch.setattr(services.scheduling, "schedule_and_claim", schedule_then_delete)
+    monkeypatch.setattr(build.scheduling, "schedule_and_claim", schedule_then_delete)
     server_id = boot(admin_api, cli_body(flavor, image))["server"]["id"]
     assert admin_api.get(f"/servers/{server_id}").status_code == 404
     assert cloud.allocations(server_id) == {} and cloud.usages(node.uuid)["VCPU"] == 0
@@ -189,7 +189,7 @@ def test_placement_down_during_the_build_is_an_error(cloud, admin_api, monkeypat
     def unavailable(spec, uuids):
         raise Unavailable("Scheduling is not possible now: placement is down")
 
-    monkeypatch.setattr(services.scheduling, "schedule_and_claim", unavailable)
+    monkeypatch.setattr(build.scheduling, "schedule_and_claim", unavailable)
     server_id = boot(admin_api, cli_body(flavor, image))["server"]["id"]
     shown = show(admin_api, server_id)
     assert shown["status"] == "ERROR" and "placement is down" in shown["fault"]["message"]

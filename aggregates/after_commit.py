@@ -1,0 +1,130 @@
+"""What runs once a change commits, and how Corral copes without a broker.
+
+A service function writes its change and leaves the follow-up work (apply
+outbox rows, build servers, run a move, start a job, remove a file) to run
+once the transaction commits: ``dispatch`` sends it to a Celery worker when
+there is a broker, and runs it in this process when there is none (Celery
+eager: gunicorn alone), in the request's thread or in a thread of its own.
+The change is committed already, so a failure here never fails the
+request: it is logged, and the periodic task that finds work left behind
+(the outbox drain, resume_builds, the job drain...) takes it up.
+
+Without a broker there is no beat to run those periodic tasks either: each
+is then a ``CatchUp`` that this process runs after its own follow-up work,
+at most once per its interval, one thread at a time, never inside a
+transaction.
+"""
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from celery import current_app
+from django.db import connection, transaction
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def without_broker() -> bool:
+    """Celery runs tasks eagerly: there is no broker, no worker and no beat."""
+    return bool(current_app.conf.task_always_eager)
+
+
+def task(name: str, *args: Any) -> Callable[[], object]:
+    """``dispatch``'s ``send`` for the Celery task ``name`` with ``args``."""
+    return lambda: current_app.send_task(name, args=list(args))
+
+
+def dispatch(
+    here: Callable[[], object],
+    *,
+    failure: str,
+    send: Callable[[], object] | None = None,
+    thread: str = "",
+    if_failed: Callable[[], object] | None = None,
+) -> Callable[[], None]:
+    """Once the current transaction commits (at once when none is open):
+    ``send`` the work to a worker when there is a broker, else run it
+    ``here``, in this thread or, given a ``thread`` name, in a thread of its
+    own (which closes its database connection when done). Without ``send``
+    the work runs here whatever the broker. When sending or running fails,
+    ``failure`` is logged with the error and ``if_failed`` runs. Returns the
+    hook registered (``is_pending`` tells whether it is still to run)."""
+
+    def hook() -> None:
+        try:
+            if send is not None and not without_broker():
+                send()
+            elif thread:
+                threading.Thread(target=_in_thread, name=thread, daemon=True).start()
+            else:
+                here()
+        except Exception:  # noqa: BLE001 - the change is committed; what is left behind is taken up later
+            _failed()
+
+    def _in_thread() -> None:
+        try:
+            here()
+        except Exception:  # noqa: BLE001 - as above, in the thread
+            _failed()
+        finally:
+            connection.close()
+
+    def _failed() -> None:
+        log.exception("%s", failure)
+        if if_failed is not None:
+            if_failed()
+
+    transaction.on_commit(hook)
+    return hook
+
+
+def is_pending(hook: Callable[[], None]) -> bool:
+    """Whether ``hook`` (from ``dispatch``) waits for the current transaction to commit."""
+    return any(callback is hook for _, callback, _ in transaction.get_connection().run_on_commit)
+
+
+class CatchUp(Generic[T]):
+    """Periodic work that the beat runs when there is a broker: without one,
+    this process runs it (``run_if_due``) after its own follow-up work, at
+    most once every ``every`` seconds (a number, or a function giving it),
+    one thread at a time and never inside a transaction. A failure is
+    logged: the request that triggered it is committed and answered."""
+
+    def __init__(self, what: str, work: Callable[[], T], every: float | Callable[[], float]) -> None:
+        self.what = what
+        self.work = work
+        self.every = every
+        self.last = float("-inf")  # monotonic time of the last run
+        self.lock = threading.Lock()
+
+    def interval(self) -> float:
+        return self.every() if callable(self.every) else self.every
+
+    def reset(self) -> None:
+        """As if it never ran (a fresh process)."""
+        self.last = float("-inf")
+
+    def run_if_due(self, now: float | None = None) -> T | None:
+        """Run the work when there is no broker and the interval is over;
+        its result, or None when it did not run (or failed)."""
+        if not without_broker() or transaction.get_connection().in_atomic_block:
+            return None
+        if not self.lock.acquire(blocking=False):
+            return None
+        try:
+            now = time.monotonic() if now is None else now
+            if now - self.last < self.interval():
+                return None
+            self.last = now
+            try:
+                return self.work()
+            except Exception:  # noqa: BLE001 - the request is committed and answered already
+                log.exception("%s failed", self.what)
+                return None
+        finally:
+            self.lock.release()

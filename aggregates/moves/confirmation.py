@@ -1,0 +1,98 @@
+"""Confirming a cold migration (confirmResize): the source allocation the
+migration's consumer holds is released, then the server is ACTIVE (or
+stopped, as it was) and the migration confirmed; corral.moves.confirm_resizes
+does it once RESIZE_CONFIRM_WINDOW has passed."""
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from aggregates.audit import services as events
+from aggregates.errors import Conflict, Invalid, ServiceError, Unavailable
+from aggregates.identity.caller import Caller
+from aggregates.moves import checks, notifications, running, states
+from aggregates.moves.models import ServerMigration
+from aggregates.placement_client import PlacementError
+from aggregates.scheduling import services as scheduling
+from aggregates.servers.models import Server
+
+log = logging.getLogger(__name__)
+
+
+def confirm_resize(caller: Caller, server_uuid: str) -> ServerMigration:
+    """confirmResize: release the source the migration holds, then the server
+    is ACTIVE (or stopped, as it was) and the migration confirmed. No
+    transaction may be open (placement is called between two)."""
+    with events.failures_recorded(caller, "confirm_resize", "server", server_uuid):
+        with transaction.atomic():
+            server = checks.locked_server(caller, server_uuid)
+            if server.vm_state != states.RESIZED:
+                raise checks.invalid_state("confirmResize", server_uuid, "vm_state", server.vm_state)
+            if server.task_state is not None:
+                raise checks.invalid_state("confirmResize", server_uuid, "task_state", server.task_state)
+            migration = (
+                ServerMigration.objects.select_for_update()
+                .filter(server=server, status=ServerMigration.FINISHED)
+                .order_by("-created_at", "-id")
+                .first()
+            )
+            if migration is None:
+                raise Invalid("Instance has not been resized.")
+            if not checks.service_is_up(migration.source_compute):
+                raise Conflict("Service is unavailable at this time.")
+            migration.status, migration.updated_at = ServerMigration.CONFIRMING, timezone.now()
+            migration.save(update_fields=["status", "updated_at"])
+        return _complete_confirm(caller, migration.pk)
+
+
+def _complete_confirm(caller: Caller, migration_pk: int) -> ServerMigration:
+    migration = ServerMigration.objects.get(pk=migration_pk)
+    try:
+        scheduling.release(str(migration.uuid))
+    except (PlacementError, NotImplementedError) as exc:
+        ServerMigration.objects.filter(pk=migration_pk, status=ServerMigration.CONFIRMING).update(
+            status=ServerMigration.FINISHED, updated_at=timezone.now()
+        )
+        raise Unavailable(f"Releasing the source of the migration is not possible now: {exc}")
+    with transaction.atomic():
+        migration = ServerMigration.objects.select_for_update().get(pk=migration_pk)
+        server = Server.objects.select_for_update().get(pk=migration.server_id)
+        now = timezone.now()
+        migration.status, migration.updated_at = ServerMigration.CONFIRMED, now
+        migration.save(update_fields=["status", "updated_at"])
+        if server.vm_state == states.RESIZED:
+            server.vm_state = migration.request.get("old_vm_state") or Server.ACTIVE
+            server.updated_at = now
+            server.save(update_fields=["vm_state", "updated_at"])
+        migration.server = server
+        notifications.record(caller, "instance.resize_confirm.end", server, migration, request_id=caller.request_id)
+    return migration
+
+
+def confirm_resizes(now: datetime | None = None) -> int:
+    """Confirm the cold migrations left in VERIFY_RESIZE longer than
+    RESIZE_CONFIRM_WINDOW seconds (0: never), and release the sources held
+    for servers deleted while resized. Returns how many were confirmed."""
+    now = now or timezone.now()
+    caller = Caller.system("corral-confirm-resizes")
+    finished = ServerMigration.objects.filter(migration_type=states.COLD, status=ServerMigration.FINISHED)
+    for migration in list(finished.filter(server__vm_state=Server.DELETED)):
+        running.release_quietly(str(migration.uuid))
+        ServerMigration.objects.filter(pk=migration.pk, status=ServerMigration.FINISHED).update(
+            status=ServerMigration.CONFIRMED, updated_at=now
+        )
+    window = int(getattr(settings, "RESIZE_CONFIRM_WINDOW", 0) or 0)
+    if window <= 0:
+        return 0
+    due = finished.filter(server__vm_state=states.RESIZED, updated_at__lte=now - timedelta(seconds=window))
+    confirmed = 0
+    for server_uuid in list(due.values_list("server__uuid", flat=True).distinct()):
+        try:
+            confirm_resize(caller, str(server_uuid))
+            confirmed += 1
+        except ServiceError as exc:
+            log.warning("could not confirm the resize of server %s: %s", server_uuid, exc.message)
+    return confirmed
