@@ -9,8 +9,10 @@ pytest_plugins = [
     "tests.plugins.provisioning",
     "tests.plugins.api",
     "tests.plugins.upstream_placement",
+    "tests.plugins.placements",
     "tests.plugins.openstack_cli",
     "tests.plugins.big_cloud",
+    "tests.plugins.cloud",
 ]
 
 

@@ -9,9 +9,8 @@ from django.contrib.auth import get_user_model
 
 from aggregates.maintenance.models import MaintenanceJob
 from aggregates.servers.models import Server
-from tests.cloud import Cloud, own_placement
 from tests.plugins.api import ApiClient
-from tests.servers.conftest import cli_body
+from tests.plugins.cloud import Cloud, cli_body, own_placement
 
 from .conftest import DEMO_PASSWORD, log_in, screenshot
 

@@ -14,9 +14,9 @@ import pytest
 from aggregates.hosts.models import Service
 from aggregates.maintenance.models import MaintenanceJob
 from aggregates.servers.models import Server
-from tests.maintenance.conftest import EXACT, V
-from tests.servers.conftest import cli_body
-from tests.servers.conftest import cloud as cloud  # noqa: F401 - the fixture
+from tests.plugins.cloud import EXACT, cli_body
+
+V = "2.100"
 
 
 @pytest.fixture(autouse=True)

@@ -12,32 +12,23 @@ from aggregates.flavors import services as flavors
 from aggregates.host_aggregates import services as aggregates
 from aggregates.hosts import services as hosts
 from aggregates.hosts.models import Service
-from aggregates.identity import service_token
 from aggregates.images.models import Image
 from aggregates.scheduling.models import SchedulingDecision
-from placement.standards import sync_standard_names
 
 FILTERS = ["ComputeFilter", "AggregateInstanceExtraSpecsFilter", "AggregateMultiTenancyIsolation"]
 
 
 @pytest.fixture
-def cloud(transactional_db, settings, monkeypatch, system, make_host):
-    """Corral's own placement in process; three hosts, two of them in an ssd
-    aggregate; an ssd flavor and a plain one."""
-    settings.PLACEMENT_URL, settings.AUTH_STRATEGY, settings.PLACEMENT_AUTH_TOKEN = "", "keystone", ""
+def ssd_cloud(cloud, settings, system):
+    """The one cloud with three hosts, two of them in an ssd aggregate; an
+    ssd flavor and a plain one."""
     settings.ENABLED_FILTERS = FILTERS
-    settings.DEFAULT_SCHEDULE_ZONE = ""
-    service_token.forget_service_token()
-    sync_standard_names()  # a transactional test starts from empty tables
-    for name in ("node1", "node2", "node3"):
-        make_host(name)
-    fast = aggregates.create_aggregate(system, "fast-io", "az1")
-    for name in ("node1", "node2"):
-        aggregates.add_host(system, fast.id, name)
-    aggregates.set_metadata(system, fast.id, {"ssd": "true"})
-    ssd = flavors.create_flavor(system, name="ssd.large", ram=2048, vcpus=2, disk=10)
-    flavors.set_extra_specs(system, ssd.flavorid, {"aggregate_instance_extra_specs:ssd": "true"}, validate=False)
-    small = flavors.create_flavor(system, name="m1.small", ram=512, vcpus=1, disk=1)
+    cloud.hosts("node1", "node2", "node3")
+    fast = cloud.aggregate("fast-io", ["node1", "node2"], zone="az1", ssd="true")
+    ssd = cloud.flavor(
+        "ssd.large", ram=2048, vcpus=2, disk=10, extra_specs={"aggregate_instance_extra_specs:ssd": "true"}
+    )
+    small = cloud.flavor("m1.small", ram=512, vcpus=1, disk=1)
     return {"ssd": ssd, "small": small, "fast": fast, "system": system}
 
 
@@ -55,7 +46,7 @@ def host_rows(content):
     return rows
 
 
-def test_form_renders_with_flavors_zones_and_projects(admin_client, cloud):
+def test_form_renders_with_flavors_zones_and_projects(admin_client, ssd_cloud):
     response = admin_client.get("/scheduling/")
     assert response.status_code == 200
     content = response.content.decode()
@@ -67,8 +58,8 @@ def test_form_renders_with_flavors_zones_and_projects(admin_client, cloud):
     assert 'class="active">Scheduling</a>' in content
 
 
-def test_explain_shows_one_row_per_host_with_the_rejecting_filter(admin_client, cloud):
-    response = explain(admin_client, flavor=cloud["ssd"].flavorid, num_instances=1)
+def test_explain_shows_one_row_per_host_with_the_rejecting_filter(admin_client, ssd_cloud):
+    response = explain(admin_client, flavor=ssd_cloud["ssd"].flavorid, num_instances=1)
     assert response.status_code == 200
     decision = response.context["decision"]
     assert decision.outcome == SchedulingDecision.EXPLAINED
@@ -89,12 +80,12 @@ def test_explain_shows_one_row_per_host_with_the_rejecting_filter(admin_client, 
     assert "<script>" not in content
 
 
-def test_zone_and_project_reach_the_scheduler(admin_client, cloud):
-    system = cloud["system"]
+def test_zone_and_project_reach_the_scheduler(admin_client, ssd_cloud):
+    system = ssd_cloud["system"]
     isolated = aggregates.create_aggregate(system, "tenant-a", None)
     aggregates.add_host(system, isolated.id, "node3")
     aggregates.set_metadata(system, isolated.id, {"filter_tenant_id": "project-a"})
-    response = explain(admin_client, flavor=cloud["small"].flavorid, zone="az1", project="project-b")
+    response = explain(admin_client, flavor=ssd_cloud["small"].flavorid, zone="az1", project="project-b")
     decision = response.context["decision"]
     assert decision.request["availability_zone"] == "az1" and decision.project_id == "project-b"
     rows = {row["host"]: row for row in decision.explanation["hosts"]}
@@ -102,26 +93,26 @@ def test_zone_and_project_reach_the_scheduler(admin_client, cloud):
     assert "az1" in response.content.decode()
 
 
-def test_project_name_is_taken_for_its_id(admin_client, cloud):
+def test_project_name_is_taken_for_its_id(admin_client, ssd_cloud):
     from aggregates.identity import services as identity
 
     project = identity.ensure_project("tenant-x")
-    decision = explain(admin_client, flavor=cloud["small"].flavorid, project="tenant-x").context["decision"]
+    decision = explain(admin_client, flavor=ssd_cloud["small"].flavorid, project="tenant-x").context["decision"]
     assert decision.project_id == project.id
 
 
-def test_notes_and_image_are_shown(admin_client, cloud):
-    aggregates.set_metadata(cloud["system"], cloud["fast"].id, {"cpu_allocation_ratio": "16.0"})
+def test_notes_and_image_are_shown(admin_client, ssd_cloud):
+    aggregates.set_metadata(ssd_cloud["system"], ssd_cloud["fast"].id, {"cpu_allocation_ratio": "16.0"})
     image = Image.objects.create(name="cirros", status=Image.ACTIVE, visibility=Image.PUBLIC, disk_format="qcow2")
-    response = explain(admin_client, flavor=cloud["small"].flavorid, image=str(image.id))
+    response = explain(admin_client, flavor=ssd_cloud["small"].flavorid, image=str(image.id))
     assert response.status_code == 200
     content = response.content.decode()
     assert 'id="decision-notes"' in content and "cpu_allocation_ratio" in content
     assert response.context["decision"].request["image"] == str(image.id)
 
 
-def test_no_valid_host_is_said(admin_client, cloud):
-    huge = flavors.create_flavor(cloud["system"], name="huge", ram=10_000_000, vcpus=1, disk=1)
+def test_no_valid_host_is_said(admin_client, ssd_cloud):
+    huge = flavors.create_flavor(ssd_cloud["system"], name="huge", ram=10_000_000, vcpus=1, disk=1)
     response = explain(admin_client, flavor=huge.flavorid)
     content = response.content.decode()
     assert response.context["decision"].explanation["chosen"] == []
@@ -135,19 +126,19 @@ def _field_errors(content, field):
     return block.group(0) if block else ""
 
 
-def test_disabled_flavor_error_is_beside_the_flavor_field(admin_client, cloud):
+def test_disabled_flavor_error_is_beside_the_flavor_field(admin_client, ssd_cloud):
     from aggregates.flavors.models import Flavor
 
     # A flavor disabled after the form listed it: the service refuses it (flavorRef) -> beside "flavor".
-    Flavor.objects.filter(pk=cloud["small"].pk).update(disabled=True)
-    response = explain(admin_client, flavor=cloud["small"].flavorid)
+    Flavor.objects.filter(pk=ssd_cloud["small"].pk).update(disabled=True)
+    response = explain(admin_client, flavor=ssd_cloud["small"].flavorid)
     assert response.status_code == 400
     assert response.context["decision"] is None
     # The choice is no longer offered (the form says so) - or the service refused it: either way beside the field.
     assert "errorlist" in _field_errors(response.content.decode(), "flavor")
 
 
-def test_service_error_for_zone_is_beside_the_zone_field(admin_client, cloud, monkeypatch):
+def test_service_error_for_zone_is_beside_the_zone_field(admin_client, ssd_cloud, monkeypatch):
     from aggregates.errors import Invalid
     from aggregates.scheduling import services
 
@@ -155,37 +146,37 @@ def test_service_error_for_zone_is_beside_the_zone_field(admin_client, cloud, mo
         raise Invalid("The requested availability zone is not available", field="availability_zone")
 
     monkeypatch.setattr(services, "explain_request", refuse)
-    response = explain(admin_client, flavor=cloud["small"].flavorid, zone="az1")
+    response = explain(admin_client, flavor=ssd_cloud["small"].flavorid, zone="az1")
     assert response.status_code == 400
     block = _field_errors(response.content.decode(), "zone")
     assert "The requested availability zone is not available" in block
 
 
-def test_service_error_for_image_is_beside_the_image_field(admin_client, cloud, monkeypatch):
+def test_service_error_for_image_is_beside_the_image_field(admin_client, ssd_cloud, monkeypatch):
     image = Image.objects.create(name="cirros", status=Image.ACTIVE, visibility=Image.PUBLIC, disk_format="qcow2")
-    url = f"/scheduling/?flavor={cloud['small'].flavorid}&image={image.id}"
+    url = f"/scheduling/?flavor={ssd_cloud['small'].flavorid}&image={image.id}"
     Image.objects.filter(pk=image.pk).update(status=Image.QUEUED)  # not active any more: no longer a choice
     response = admin_client.get(url)
     assert response.status_code == 400
     assert "errorlist" in _field_errors(response.content.decode(), "image")
 
 
-def test_unreachable_placement_is_a_form_error_not_a_500(admin_client, cloud, settings):
+def test_unreachable_placement_is_a_form_error_not_a_500(admin_client, ssd_cloud, settings):
     settings.PLACEMENT_URL = "http://127.0.0.1:9/placement"
-    response = explain(admin_client, flavor=cloud["small"].flavorid)
+    response = explain(admin_client, flavor=ssd_cloud["small"].flavorid)
     assert response.status_code == 400
     assert 'class="errorlist nonfield"' in response.content.decode()
     assert "Scheduling is not possible now" in response.content.decode()
 
 
-def test_bad_number_of_instances_is_beside_its_field(admin_client, cloud):
-    response = explain(admin_client, flavor=cloud["small"].flavorid, num_instances=0)
+def test_bad_number_of_instances_is_beside_its_field(admin_client, ssd_cloud):
+    response = explain(admin_client, flavor=ssd_cloud["small"].flavorid, num_instances=0)
     assert response.status_code == 400
     assert "errorlist" in _field_errors(response.content.decode(), "num_instances")
 
 
-def test_decision_page_shows_the_stored_decision_in_the_same_table(admin_client, cloud):
-    decision = explain(admin_client, flavor=cloud["ssd"].flavorid).context["decision"]
+def test_decision_page_shows_the_stored_decision_in_the_same_table(admin_client, ssd_cloud):
+    decision = explain(admin_client, flavor=ssd_cloud["ssd"].flavorid).context["decision"]
     response = admin_client.get(f"/scheduling/decisions/{decision.uuid}/")
     assert response.status_code == 200
     content = response.content.decode()
@@ -197,25 +188,25 @@ def test_decision_page_shows_the_stored_decision_in_the_same_table(admin_client,
     assert admin_client.get("/scheduling/decisions/00000000-0000-0000-0000-000000000000/").status_code == 404
 
 
-def test_recent_decisions_are_listed(admin_client, cloud):
-    decision = explain(admin_client, flavor=cloud["small"].flavorid).context["decision"]
+def test_recent_decisions_are_listed(admin_client, ssd_cloud):
+    decision = explain(admin_client, flavor=ssd_cloud["small"].flavorid).context["decision"]
     content = admin_client.get("/scheduling/").content.decode()
     assert f"/scheduling/decisions/{decision.uuid}/" in content
 
 
-def test_reader_may_explain_and_read_decisions(reader_client, cloud):
-    response = explain(reader_client, flavor=cloud["small"].flavorid)
+def test_reader_may_explain_and_read_decisions(reader_client, ssd_cloud):
+    response = explain(reader_client, flavor=ssd_cloud["small"].flavorid)
     assert response.status_code == 200 and response.context["decision"] is not None
     decision = response.context["decision"]
     assert reader_client.get(f"/scheduling/decisions/{decision.uuid}/").status_code == 200
 
 
-def test_disabled_host_is_rejected_with_its_reason(admin_client, cloud):
+def test_disabled_host_is_rejected_with_its_reason(admin_client, ssd_cloud):
     service = Service.objects.get(host="node2", binary="nova-compute")
-    hosts.update_service(cloud["system"], service.uuid, status="disabled", disabled_reason="disk swap")
+    hosts.update_service(ssd_cloud["system"], service.uuid, status="disabled", disabled_reason="disk swap")
     rows = {
         r["host"]: r
-        for r in explain(admin_client, flavor=cloud["small"].flavorid).context["decision"].explanation["hosts"]
+        for r in explain(admin_client, flavor=ssd_cloud["small"].flavorid).context["decision"].explanation["hosts"]
     }
     assert rows["node2"]["result"] == "rejected" and "disk swap" in rows["node2"]["reason"]
 

@@ -10,42 +10,34 @@ import pytest
 from django.utils import timezone
 
 from aggregates.flavors import services as flavors
-from aggregates.host_aggregates import services as aggregates
-from aggregates.identity import service_token
 from aggregates.identity import services as identity
 from aggregates.images.models import Image
 from aggregates.scheduling.models import SchedulingDecision
 from aggregates.servers.models import Server
-from placement.standards import sync_standard_names
 
 
 @pytest.fixture
-def cloud(transactional_db, settings, monkeypatch, system, make_host):
-    """Corral's own placement in process, two hosts (node1 in az1), a flavor and an active image."""
-    settings.PLACEMENT_URL, settings.AUTH_STRATEGY, settings.PLACEMENT_AUTH_TOKEN = "", "keystone", ""
-    settings.DEFAULT_SCHEDULE_ZONE = ""
-    service_token.forget_service_token()
-    sync_standard_names()
-    make_host("node1", vcpus=4, memory_mb=4096, local_gb=100)
-    make_host("node2", vcpus=4, memory_mb=4096, local_gb=100)
-    az1 = aggregates.create_aggregate(system, "agg-az1", "az1")
-    aggregates.add_host(system, az1.id, "node1")
-    flavor = flavors.create_flavor(system, name="m1.small", ram=1024, vcpus=1, disk=10)
+def two_hosts(cloud):
+    """The one cloud with two hosts (node1 in az1), a flavor and an active image."""
+    cloud.host("node1", vcpus=4, memory_mb=4096, local_gb=100)
+    cloud.host("node2", vcpus=4, memory_mb=4096, local_gb=100)
+    cloud.aggregate("agg-az1", ["node1"], zone="az1")
+    flavor = cloud.flavor("m1.small", ram=1024, vcpus=1, disk=10)
     image = Image.objects.create(
         name="cirros", status=Image.ACTIVE, visibility=Image.PUBLIC, disk_format="qcow2", container_format="bare"
     )
     project = identity.ensure_project("admin")
-    return {"flavor": flavor, "image": image, "project": project, "system": system}
+    return {"flavor": flavor, "image": image, "project": project, "system": cloud.system}
 
 
-def boot(client, cloud, **fields):
+def boot(client, two_hosts, **fields):
     data = {
         "name": "vm",
-        "flavor": cloud["flavor"].flavorid,
-        "image": str(cloud["image"].id),
+        "flavor": two_hosts["flavor"].flavorid,
+        "image": str(two_hosts["image"].id),
         "zone": "",
         "count": 1,
-        "project": cloud["project"].id,
+        "project": two_hosts["project"].id,
     }
     data.update(fields)
     return client.post("/servers/new/", data)
@@ -72,7 +64,7 @@ def make_servers(n, **fields):
 # --- boot, show, delete -------------------------------------------------------------
 
 
-def test_boot_form_renders_for_admins(admin_client, cloud):
+def test_boot_form_renders_for_admins(admin_client, two_hosts):
     response = admin_client.get("/servers/new/")
     assert response.status_code == 200
     content = response.content.decode()
@@ -80,12 +72,12 @@ def test_boot_form_renders_for_admins(admin_client, cloud):
     assert 'name="csrfmiddlewaretoken"' in content
 
 
-def test_boot_places_the_server_and_its_page_links_the_decision(admin_client, cloud):
-    response = boot(admin_client, cloud, name="web1", zone="az1")
+def test_boot_places_the_server_and_its_page_links_the_decision(admin_client, two_hosts):
+    response = boot(admin_client, two_hosts, name="web1", zone="az1")
     server = Server.objects.get(name="web1")
     assert response.status_code == 302 and response["Location"] == f"/servers/{server.uuid}/"
     assert server.vm_state == Server.ACTIVE and server.host == "node1"
-    assert server.project_id == cloud["project"].id
+    assert server.project_id == two_hosts["project"].id
     page = admin_client.get(f"/servers/{server.uuid}/")
     content = page.content.decode()
     assert page.status_code == 200
@@ -97,16 +89,16 @@ def test_boot_places_the_server_and_its_page_links_the_decision(admin_client, cl
     assert f"/servers/{server.uuid}/" in decision_page
 
 
-def test_boot_several_goes_to_the_list_of_the_reservation(admin_client, cloud):
-    response = boot(admin_client, cloud, name="batch", count=2)
+def test_boot_several_goes_to_the_list_of_the_reservation(admin_client, two_hosts):
+    response = boot(admin_client, two_hosts, name="batch", count=2)
     assert response.status_code == 302 and "?reservation=r-" in response["Location"]
     listing = admin_client.get(response["Location"])
     assert {s.name for s in listing.context["servers"]} == {"batch-1", "batch-2"}
 
 
-def test_server_in_error_shows_its_fault(admin_client, cloud):
-    huge = flavors.create_flavor(cloud["system"], name="huge", ram=1_000_000, vcpus=1, disk=10)
-    boot(admin_client, cloud, name="toobig", flavor=huge.flavorid)
+def test_server_in_error_shows_its_fault(admin_client, two_hosts):
+    huge = flavors.create_flavor(two_hosts["system"], name="huge", ram=1_000_000, vcpus=1, disk=10)
+    boot(admin_client, two_hosts, name="toobig", flavor=huge.flavorid)
     server = Server.objects.get(name="toobig")
     assert server.vm_state == Server.ERROR
     content = admin_client.get(f"/servers/{server.uuid}/").content.decode()
@@ -114,15 +106,15 @@ def test_server_in_error_shows_its_fault(admin_client, cloud):
     assert f"/scheduling/decisions/{server.decision.uuid}/" in content
 
 
-def test_boot_errors_are_beside_their_fields(admin_client, cloud, monkeypatch):
+def test_boot_errors_are_beside_their_fields(admin_client, two_hosts, monkeypatch):
     # The form's own rules: the name under the API's schema, the count's bounds.
-    response = boot(admin_client, cloud, name=" padded ", count=0)
+    response = boot(admin_client, two_hosts, name=" padded ", count=0)
     assert response.status_code == 400
     errors = response.context["form"].errors
     assert "name" in errors and "count" in errors
     # A service refusal naming imageRef lands beside "image".
-    Image.objects.filter(pk=cloud["image"].pk).update(min_ram=8192)
-    response = boot(admin_client, cloud, name="vm2")
+    Image.objects.filter(pk=two_hosts["image"].pk).update(min_ram=8192)
+    response = boot(admin_client, two_hosts, name="vm2")
     assert response.status_code == 400
     assert response.context["form"].errors["flavor"] == ["Flavor's memory is too small for requested image."]
     content = response.content.decode()
@@ -130,8 +122,8 @@ def test_boot_errors_are_beside_their_fields(admin_client, cloud, monkeypatch):
     assert not Server.objects.exists()
 
 
-def test_delete_releases_the_server(admin_client, cloud):
-    boot(admin_client, cloud, name="gone")
+def test_delete_releases_the_server(admin_client, two_hosts):
+    boot(admin_client, two_hosts, name="gone")
     server = Server.objects.get(name="gone")
     response = admin_client.post(f"/servers/{server.uuid}/delete/")
     assert response.status_code == 302 and response["Location"] == "/servers/"
@@ -141,7 +133,7 @@ def test_delete_releases_the_server(admin_client, cloud):
     assert admin_client.get(f"/servers/{server.uuid}/delete/").status_code == 405
 
 
-def test_reader_may_view_but_not_boot_or_delete(reader_client, cloud):
+def test_reader_may_view_but_not_boot_or_delete(reader_client, two_hosts):
     server = make_servers(1, host="node1")[0]
     assert reader_client.get("/servers/").status_code == 200
     page = reader_client.get(f"/servers/{server.uuid}/")
@@ -196,9 +188,9 @@ def test_list_pages_and_its_queries_do_not_grow(admin_client, db, django_assert_
 # --- the host page's usage ---------------------------------------------------------------
 
 
-def test_host_page_counts_servers_and_reads_usage_from_placement(admin_client, cloud):
-    boot(admin_client, cloud, name="a", zone="az1")
-    boot(admin_client, cloud, name="b", zone="az1")
+def test_host_page_counts_servers_and_reads_usage_from_placement(admin_client, two_hosts):
+    boot(admin_client, two_hosts, name="a", zone="az1")
+    boot(admin_client, two_hosts, name="b", zone="az1")
     response = admin_client.get("/hosts/node1/")
     content = response.content.decode()
     assert response.context["server_count"] == 2

@@ -19,8 +19,8 @@ from django.test import Client
 from aggregates.identity.models import Token
 from aggregates.management.commands import serve_demo
 from config import settings as corral_settings
-from tests.hardening.test_auth_hardening import ROOT, TOKENS, alice, password_body  # noqa: F401 (fixture)
-from tests.hardening.test_fuzz import glance_format, keystone_format, nova_format, placement_format
+from tests.hardening.conftest import ROOT, TOKENS, password_body
+from tests.plugins.hostile_payloads import glance_format, keystone_format, nova_format, placement_format
 from tests.plugins.upstream_placement import free_port
 from tests.process_stack import Processes, wait_until
 

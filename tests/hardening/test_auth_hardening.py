@@ -22,34 +22,14 @@ from aggregates.audit.models import Event
 from aggregates.host_aggregates import services as aggregate_services
 from aggregates.identity import services as identity
 from aggregates.identity.models import LoginFailure, Token
+from tests.hardening.conftest import ROOT, TOKENS, password_body
 from tests.plugins.api import make_user
-
-TOKENS = "/identity/v3/auth/tokens"
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def password_body(username, password, project="demo"):
-    return {
-        "auth": {
-            "identity": {
-                "methods": ["password"],
-                "password": {"user": {"name": username, "domain": {"name": "Default"}, "password": password}},
-            },
-            "scope": {"project": {"name": project, "domain": {"name": "Default"}}},
-        }
-    }
 
 
 def api_login(username, password, address="10.0.0.1"):
     return Client(REMOTE_ADDR=address).post(
         TOKENS, json.dumps(password_body(username, password)), content_type="application/json"
     )
-
-
-@pytest.fixture
-def alice(db):
-    user, _ = make_user("alice", "member")
-    return user
 
 
 @pytest.fixture

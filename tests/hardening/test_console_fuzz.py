@@ -10,7 +10,7 @@ from django.test import Client
 
 from aggregates.host_aggregates import services as aggregate_services
 from aggregates.identity import services as identity
-from tests.hardening.test_fuzz import changed_tables, snapshot
+from tests.plugins.hostile_payloads import changed_tables, snapshot
 
 NUMBERS = ("nan", "inf", "-inf", "1e999", str(2**64), "-1", "1.5")
 

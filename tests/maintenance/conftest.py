@@ -8,21 +8,10 @@ import pytest
 
 from aggregates.hosts.models import Service
 from aggregates.servers.models import Server
-from tests.servers.conftest import cli_body
-from tests.servers.conftest import cloud as cloud  # noqa: F401 - the fixture
+from tests.plugins.cloud import cli_body
 
 V = "2.100"
 ZERO = {"VCPU": 0, "MEMORY_MB": 0, "DISK_GB": 0}
-# Registration fields that make a host's capacity exactly its size (no
-# overcommit, nothing reserved), for hand-computed headroom cases.
-EXACT = {
-    "cpu_allocation_ratio": 1.0,
-    "ram_allocation_ratio": 1.0,
-    "disk_allocation_ratio": 1.0,
-    "reserved_host_cpus": 0,
-    "reserved_host_memory_mb": 0,
-    "reserved_host_disk_mb": 0,
-}
 
 
 @pytest.fixture(autouse=True)

@@ -3,8 +3,9 @@ exhausted, one (MEMORY_MB), several (all three); a zone; a constraint
 (the pinned zone) that strands a server whatever the room."""
 
 from aggregates.servers.models import Server
+from tests.plugins.cloud import EXACT
 
-from .conftest import EXACT, V, boot_on, fault
+from .conftest import V, boot_on, fault
 
 
 def headroom(api, query, status=200):

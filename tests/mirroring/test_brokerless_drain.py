@@ -15,7 +15,7 @@ from aggregates import after_commit
 from aggregates.mirroring import outbox
 from aggregates.mirroring.models import PlacementMirrorRequest
 from aggregates.placement_client import PlacementClient
-from tests.mirroring.test_mirroring import add_host, create_aggregate
+from tests.plugins.api import add_host, create_aggregate
 from tests.plugins.upstream_placement import free_port
 from tests.process_stack import VENV_BIN, Processes, serve
 

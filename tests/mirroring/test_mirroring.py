@@ -14,26 +14,10 @@ from aggregates.mirroring.models import PlacementMirrorRequest, ProviderSyncRequ
 from aggregates.placement_client import PlacementClient
 from config import celery_app
 from tests.mirroring.conftest import make_due
+from tests.plugins.api import action, add_host, create_aggregate
 
 Request = PlacementMirrorRequest
 transactional = pytest.mark.django_db(transaction=True)
-
-
-def create_aggregate(api, name, zone=None):
-    body = {"aggregate": {"name": name, **({"availability_zone": zone} if zone else {})}}
-    response = api.post("/os-aggregates", body, version="2.41")
-    assert response.status_code == 200, response.content
-    return response.json()["aggregate"]
-
-
-def action(api, aggregate, name, host):
-    return api.post(f"/os-aggregates/{aggregate['id']}/action", {name: {"host": host}}, version="2.41")
-
-
-def add_host(api, aggregate, host):
-    response = action(api, aggregate, "add_host", host)
-    assert response.status_code == 200, response.content
-    return response
 
 
 def only_row():

@@ -6,7 +6,7 @@ import pytest
 
 from aggregates.mirroring import reconciler
 from aggregates.mirroring.models import PlacementMirrorRequest, ReconciliationRun
-from tests.mirroring.test_mirroring import add_host, create_aggregate
+from tests.plugins.api import add_host, create_aggregate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

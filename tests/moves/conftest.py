@@ -5,8 +5,7 @@ import pytest
 
 from aggregates.hosts.models import Service
 from aggregates.servers.models import Server
-from tests.servers.conftest import cli_body
-from tests.servers.conftest import cloud as cloud  # noqa: F401 - the fixture
+from tests.plugins.cloud import cli_body
 
 V = "2.100"
 ZERO = {"VCPU": 0, "MEMORY_MB": 0, "DISK_GB": 0}

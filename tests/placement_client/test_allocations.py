@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from aggregates.placement_client import AllocationConflict, PlacementClient, PlacementError, microversions
-from tests.placement_client.test_placement_client import RecordingSession, vcpu
+from tests.placement_client.conftest import RecordingSession, vcpu
 
 
 def new_uuid():

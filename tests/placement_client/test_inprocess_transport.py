@@ -24,7 +24,7 @@ from aggregates.mirroring.models import PlacementMirrorRequest, ProviderSyncRequ
 from aggregates.placement_client import PlacementClient, PlacementTransactionError, inprocess
 from placement import models as pm
 from placement.standards import sync_standard_names
-from tests.mirroring.test_mirroring import add_host, create_aggregate
+from tests.plugins.api import add_host, create_aggregate
 
 VERSION = "1.39"
 

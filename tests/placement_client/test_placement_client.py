@@ -4,7 +4,6 @@ import threading
 import uuid
 
 import pytest
-import requests
 
 from aggregates import placement_client
 from aggregates.identity import service_token
@@ -18,21 +17,7 @@ from aggregates.placement_client import (
     microversions,
 )
 from aggregates.placement_client.session import CONFLICT_ATTEMPTS
-
-
-class RecordingSession(requests.Session):
-    """A session that remembers what it sent and can run a hook before each PUT."""
-
-    def __init__(self, before_put=None):
-        super().__init__()
-        self.sent = []
-        self.before_put = before_put
-
-    def request(self, method, url, **kwargs):
-        if method == "PUT" and self.before_put:
-            self.before_put()
-        self.sent.append((method, url, kwargs))
-        return super().request(method, url, **kwargs)
+from tests.placement_client.conftest import RecordingSession, vcpu
 
 
 def new_uuid():
@@ -199,19 +184,6 @@ def test_keystone_mode_uses_a_token_of_corrals_service_user(db, settings, fresh_
 
 
 # --- what the resource tracker uses ---------------------------------------------
-
-
-def vcpu(total):
-    return {
-        "VCPU": {
-            "total": total,
-            "reserved": 0,
-            "min_unit": 1,
-            "max_unit": total,
-            "step_size": 1,
-            "allocation_ratio": 4.0,
-        }
-    }
 
 
 def test_inventory_conflict_is_retried_from_a_fresh_read(placement, provider):

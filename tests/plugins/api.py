@@ -108,3 +108,23 @@ def make_host(db, system):
         return compute_node
 
     return _make
+
+
+# --- aggregates through the compute API (2.41: aggregates carry their uuid) ---
+
+
+def create_aggregate(api, name, zone=None):
+    body = {"aggregate": {"name": name, **({"availability_zone": zone} if zone else {})}}
+    response = api.post("/os-aggregates", body, version="2.41")
+    assert response.status_code == 200, response.content
+    return response.json()["aggregate"]
+
+
+def action(api, aggregate, name, host):
+    return api.post(f"/os-aggregates/{aggregate['id']}/action", {name: {"host": host}}, version="2.41")
+
+
+def add_host(api, aggregate, host):
+    response = action(api, aggregate, "add_host", host)
+    assert response.status_code == 200, response.content
+    return response

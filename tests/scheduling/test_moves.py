@@ -9,7 +9,7 @@ from aggregates.hosts.models import ComputeNode
 from aggregates.scheduling import services
 from aggregates.scheduling.models import SchedulingDecision
 from aggregates.servers.models import Server
-from tests.servers.conftest import cli_body
+from tests.plugins.cloud import cli_body
 
 
 def boot(cloud, api, flavor, image, zone=None, name="vm"):

@@ -5,8 +5,9 @@ import pytest
 from aggregates.images.models import Image
 from aggregates.servers.models import Server
 from tests.plugins.api import ApiClient
+from tests.plugins.cloud import cli_body
 
-from .conftest import cli_body, no_servers_and_no_allocations
+from .conftest import no_servers_and_no_allocations
 
 V = "2.100"
 

@@ -11,8 +11,7 @@ from aggregates.scheduling import reuse
 from aggregates.scheduling.models import SchedulingDecision
 from aggregates.servers.models import Server
 from tests.helpers import run_together
-
-from .conftest import cli_body
+from tests.plugins.cloud import cli_body
 
 BOOTS = 50
 HOSTS = 10

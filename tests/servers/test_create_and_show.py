@@ -5,8 +5,7 @@ import re
 
 from aggregates.scheduling.models import SchedulingDecision
 from aggregates.servers.models import Server
-
-from .conftest import cli_body
+from tests.plugins.cloud import cli_body
 
 V = "2.100"
 

@@ -12,8 +12,7 @@ from aggregates.host_aggregates import services as aggregate_services
 from aggregates.scheduling import engine, reuse
 from aggregates.scheduling.models import SchedulingDecision
 from aggregates.servers.models import Server
-
-from .conftest import cli_body
+from tests.plugins.cloud import cli_body
 
 V = "2.100"
 

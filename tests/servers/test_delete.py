@@ -6,8 +6,7 @@ from unittest import mock
 from aggregates.placement_client import PlacementUnreachable
 from aggregates.servers import deletion
 from aggregates.servers.models import Server
-
-from .conftest import cli_body
+from tests.plugins.cloud import cli_body
 
 V = "2.100"
 

@@ -4,9 +4,8 @@ payloads) each get a Nova 4xx fault and leave every table as it was."""
 
 from aggregates.flavors import services as flavors
 from aggregates.images.models import Image
-from tests.hardening.test_fuzz import check, dump, mutations, nova_format
-
-from .conftest import cli_body
+from tests.plugins.cloud import cli_body
+from tests.plugins.hostile_payloads import check, dump, mutations, nova_format
 
 
 def test_create_refuses_every_hostile_payload(db, admin_api, system):

@@ -4,8 +4,7 @@ the host's agent reports running outside Corral plus the node's servers;
 the servers route and with_servers list them."""
 
 from aggregates.hosts.models import ComputeNode
-
-from .conftest import cli_body
+from tests.plugins.cloud import cli_body
 
 V = "2.100"
 

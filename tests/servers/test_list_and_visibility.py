@@ -1,8 +1,7 @@
 """GET /servers and /servers/detail: shapes, filters, paging, and who sees what."""
 
 from tests.plugins.api import ApiClient
-
-from .conftest import cli_body
+from tests.plugins.cloud import cli_body
 
 V = "2.100"
 ADMIN_ONLY = {

@@ -8,8 +8,9 @@ from aggregates.errors import Unavailable
 from aggregates.scheduling.models import SchedulingDecision
 from aggregates.servers import build, tasks
 from aggregates.servers.models import Server
+from tests.plugins.cloud import cli_body
 
-from .conftest import cli_body, new_uuid
+from .conftest import new_uuid
 
 V = "2.100"
 

@@ -9,8 +9,7 @@ import pytest
 from aggregates.identity.models import Project
 from aggregates.servers.models import Server
 from tests.plugins.api import ApiClient
-
-from .conftest import cli_body
+from tests.plugins.cloud import cli_body
 
 AGGREGATE_FILTERS = [
     "ComputeFilter",

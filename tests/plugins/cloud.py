@@ -1,7 +1,11 @@
-"""A small cloud for scheduling and server tests: Corral's own placement in
-process, hosts registered as agents do (their providers follow through the
-outbox after commit: these tests commit), aggregates mirrored into
-placement, flavors with extra specs, active images."""
+"""The one ``cloud`` fixture: a small cloud for scheduling, server, move and
+maintenance tests (and the console pages over them): Corral's own placement
+in process, hosts registered as agents do (their providers follow through
+the outbox after commit: these tests commit), aggregates mirrored into
+placement, flavors with extra specs, active images. And ``cli_body``, the
+body the stock CLI sends to boot a server."""
+
+import pytest
 
 from aggregates import placement_client
 from aggregates.flavors import services as flavors
@@ -11,6 +15,17 @@ from aggregates.hosts.models import Service
 from aggregates.identity import service_token
 from aggregates.images.models import Image
 from placement.standards import sync_standard_names
+
+# Registration fields that make a host's capacity exactly its size (no
+# overcommit, nothing reserved), for hand-computed headroom cases.
+EXACT = {
+    "cpu_allocation_ratio": 1.0,
+    "ram_allocation_ratio": 1.0,
+    "disk_allocation_ratio": 1.0,
+    "reserved_host_cpus": 0,
+    "reserved_host_memory_mb": 0,
+    "reserved_host_disk_mb": 0,
+}
 
 
 def own_placement(settings, monkeypatch):
@@ -64,3 +79,34 @@ class Cloud:
     @staticmethod
     def usages(node_uuid):
         return placement_client.client().provider_usages(node_uuid)
+
+
+@pytest.fixture
+def cloud(transactional_db, settings, monkeypatch, system, make_host):
+    own_placement(settings, monkeypatch)
+    return Cloud(system, make_host)
+
+
+def cli_body(flavor, image, name="vm1", zone=None, **extra):
+    """The body `openstack server create --flavor F --image I [--availability-zone AZ] --nic none` sends."""
+    server = {
+        "name": name,
+        "imageRef": str(image.id),
+        "flavorRef": flavor.flavorid,
+        "min_count": 1,
+        "max_count": 1,
+        "networks": "none",
+        "block_device_mapping_v2": [
+            {
+                "uuid": str(image.id),
+                "boot_index": 0,
+                "source_type": "image",
+                "destination_type": "local",
+                "delete_on_termination": True,
+            }
+        ],
+    }
+    if zone is not None:
+        server["availability_zone"] = zone
+    server.update(extra)
+    return {"server": server}
