@@ -11,10 +11,9 @@ from aggregates.audit.models import Event
 from aggregates.errors import ServiceError
 from aggregates.host_aggregates.models import Aggregate
 from aggregates.hosts import services as host_services
+from aggregates.hosts.models import instances_by_host, instances_by_node
 from aggregates.mirroring import placement_client
 from aggregates.mirroring.placement_client import PlacementError
-from aggregates.servers import services as server_services
-from aggregates.servers.models import Server
 from aggregates.zones.services import zones_by_host
 
 from . import maintenance_views, queries
@@ -101,14 +100,14 @@ def host_detail(request, host):
 def node_usages(nodes):
     """Each node with ``used`` (vCPU, RAM, disk allocated), read from placement
     through the placement client (cached PLACEMENT_CONSOLE_CACHE_SECONDS), and
-    ``servers`` (how many servers that are not deleted are on it). When
-    placement cannot be read, the node's stored figures stand in and
-    ``usage_source`` says so."""
-    counts = server_services.running_counts(nodes)
+    ``instances`` (the instances on it, as the hypervisor API counts them:
+    ``instances_by_node``). When placement cannot be read, the node's stored
+    figures stand in and ``usage_source`` says so."""
+    counts = instances_by_node(nodes)
     placement = placement_client.client()
     problem = None
     for node in nodes:
-        node.servers = counts.get(str(node.uuid), 0)
+        node.instances = counts.get(str(node.uuid), 0)
         stored = {"vcpus": node.vcpus_used, "memory_mb": node.memory_mb_used, "local_gb": node.local_gb_used}
         node.used, node.usage_source = stored, "stored"
         if problem is not None:
@@ -139,7 +138,7 @@ def _host_page(request, host, disable_form=None, status=200, maintenance=None):
         "aggregates": queries.aggregates_by_host([host]).get(host, []),
         "nodes": nodes,
         "usage_problem": usage_problem,
-        "server_count": Server.objects.filter(host=host).exclude(vm_state=Server.DELETED).count(),
+        "instance_count": instances_by_host([host]).get(host, 0),
         "events": Event.objects.filter(object_type="service", object_id=str(service.id))[:25],
         "disable_form": disable_form or DisableHostForm(),
         "maintenance": maintenance or maintenance_views.maintenance_card(host),
