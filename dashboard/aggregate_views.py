@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from aggregates.audit.models import Event
 from aggregates.errors import NotFound, ServiceError
 from aggregates.host_aggregates import services
-from aggregates.zones.services import AZ_KEY
+from aggregates.zones.services import AZ_KEY, zone_memberships
 
 from . import mirror_states, queries
 from .console import caller_of, console_view, form_error, list_url, page, paginate
@@ -189,7 +189,7 @@ def _picker(aggregate, search, picked):
         candidates = candidates.filter(Q(host__in=picked) | ~Q(host__in=held))
     candidates = list(candidates[:PICKER_LIMIT])
     hosts = [s.host for s in candidates]
-    sources = queries.zone_sources(hosts)
+    sources = zone_memberships(hosts)
     refusals = services.add_host_refusals(aggregate, hosts)
     rows = []
     for service in candidates:
@@ -234,7 +234,7 @@ def _detail_context(request, aggregate, metadata_formset=None, hosts_form=None):
     nodes = queries.nodes_by_host(hosts)
     service_of = queries.compute_services_by_host(hosts)
     states = mirror_states.mirror_states(aggregate, hosts, nodes)
-    zones = queries.zone_sources(hosts)
+    zones = zone_memberships(hosts)
     search = request.GET.get("host_q", "").strip()
     picked = hosts_form.data.getlist("hosts") if hosts_form is not None else []
     zone = services.availability_zone_of(aggregate)

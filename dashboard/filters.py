@@ -3,15 +3,12 @@ Filters on related rows use ``pk__in`` subqueries, so that they never
 duplicate rows or skew the counts annotated on them."""
 
 import django_filters
-from django.conf import settings
 from django.db.models import Count, OuterRef, Subquery
 
 from aggregates.audit.models import Event
 from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
 from aggregates.hosts.models import Service
-from aggregates.zones.services import AZ_KEY
-
-from .queries import hosts_in_zones
+from aggregates.zones.services import AZ_KEY, aggregates_naming, hosts_in_zone
 
 
 def zone_subquery():
@@ -45,7 +42,7 @@ class AggregateFilter(django_filters.FilterSet):
         fields = []
 
     def filter_zone(self, queryset, name, value):
-        return queryset.filter(pk__in=AggregateMetadata.objects.filter(key=AZ_KEY, value=value).values("aggregate"))
+        return queryset.filter(pk__in=aggregates_naming(value))
 
     def filter_key(self, queryset, name, value):
         return queryset.filter(pk__in=AggregateMetadata.objects.filter(key=value).values("aggregate"))
@@ -85,10 +82,7 @@ class HostFilter(django_filters.FilterSet):
 
     def filter_zone(self, queryset, name, value):
         """Hosts of the zone; for the default zone, also those no AZ aggregate places."""
-        hosts = queryset.filter(host__in=hosts_in_zones([value]))
-        if value == settings.DEFAULT_AVAILABILITY_ZONE:
-            hosts = hosts | queryset.exclude(host__in=hosts_in_zones())
-        return hosts
+        return queryset.filter(host__in=hosts_in_zone(value))
 
     def filter_aggregate(self, queryset, name, value):
         return queryset.filter(host__in=AggregateHost.objects.filter(aggregate__name=value).values("host"))

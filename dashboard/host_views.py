@@ -14,7 +14,7 @@ from aggregates.hosts import services as host_services
 from aggregates.hosts.models import instances_by_host, instances_by_node
 from aggregates.mirroring import placement_client
 from aggregates.mirroring.placement_client import PlacementError
-from aggregates.zones.services import zones_by_host
+from aggregates.zones.services import zone_memberships, zone_name, zones_by_host
 
 from . import maintenance_views, queries
 from .console import caller_of, console_view, form_error, list_url, page, paginate, redirect_next
@@ -22,10 +22,6 @@ from .filters import HostFilter
 from .forms import DisableHostForm
 
 ZONE_HOSTS_SHOWN = 40
-
-
-def _zone_name(zones):
-    return ",".join(zones) if zones else settings.DEFAULT_AVAILABILITY_ZONE
 
 
 @console_view
@@ -39,7 +35,7 @@ def host_list(request):
     rows = [
         {
             "service": service,
-            "zone": _zone_name(zones.get(service.host)),
+            "zone": zone_name(zones.get(service.host, [])),
             "in_default": service.host not in zones,
             "aggregates": memberships.get(service.host, []),
             "nodes": nodes.get(service.host, []),
@@ -128,12 +124,12 @@ def node_usages(nodes):
 
 def _host_page(request, host, disable_form=None, status=200, maintenance=None):
     service = _service_or_404(host)
-    zones = queries.zone_sources([host]).get(host, [])
+    zones = zone_memberships([host]).get(host, [])
     nodes = queries.nodes_by_host([host]).get(host, [])
     usage_problem = node_usages(nodes)
     context = {
         "service": service,
-        "zone": _zone_name(sorted({z for z, _, _ in zones})),
+        "zone": zone_name(sorted({source.zone for source in zones})),
         "zone_sources": zones,
         "aggregates": queries.aggregates_by_host([host]).get(host, []),
         "nodes": nodes,

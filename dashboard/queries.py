@@ -8,7 +8,7 @@ from django.db.models import Count, Q
 
 from aggregates.host_aggregates.models import AggregateHost, AggregateMetadata
 from aggregates.hosts.models import ComputeNode, Service
-from aggregates.zones.services import AZ_KEY, zones_by_host
+from aggregates.zones.services import AZ_KEY, unzoned_hosts, zoned_hosts, zones_by_host
 
 
 def compute_services():
@@ -24,29 +24,6 @@ def nodes_by_host(hosts):
     for node in ComputeNode.objects.filter(host__in=list(hosts)).order_by("hypervisor_hostname"):
         nodes[node.host].append(node)
     return nodes
-
-
-def zone_sources(hosts):
-    """host -> [(zone, aggregate id, aggregate name)] for the AZ aggregates each host is in."""
-    rows = (
-        AggregateHost.objects.filter(host__in=list(hosts), aggregate__metadata_items__key=AZ_KEY)
-        .values_list("host", "aggregate__metadata_items__value", "aggregate_id", "aggregate__name")
-        .order_by("host", "aggregate__name")
-    )
-    sources = defaultdict(list)
-    for host, zone, aggregate_id, name in rows:
-        sources[host].append((zone, aggregate_id, name))
-    return sources
-
-
-def hosts_in_zones(zones=None):
-    """A subquery of the hosts that an aggregate with a zone holds: any zone,
-    or one of ``zones``. (The hosts that cannot join an aggregate because
-    another zone holds them are the service's: hosts_held_by_other_zones.)"""
-    zone_aggregates = AggregateMetadata.objects.filter(key=AZ_KEY)
-    if zones is not None:
-        zone_aggregates = zone_aggregates.filter(value__in=zones)
-    return AggregateHost.objects.filter(aggregate__in=zone_aggregates.values("aggregate")).values("host")
 
 
 def hosts_of_aggregate(aggregate):
@@ -83,9 +60,7 @@ def zone_overview():
     for host, zones in sorted(zones_by_host().items()):
         for zone in zones:
             hosts_of_zone[zone].append(host)
-    default_only = list(
-        compute_services().exclude(host__in=hosts_in_zones()).order_by("host").values_list("host", flat=True)
-    )
+    default_only = list(unzoned_hosts())
     entries = []
     for name in sorted(set(aggregates_of_zone) | {default}):
         is_default = name == default
@@ -134,7 +109,7 @@ def zone_counts():
         .order_by()
     )
     services = Service.objects.aggregate(
-        default_only=Count("id", filter=Q(binary=Service.COMPUTE) & ~Q(host__in=hosts_in_zones())),
+        default_only=Count("id", filter=Q(binary=Service.COMPUTE) & ~Q(host__in=zoned_hosts())),
         internal=Count("id", filter=~Q(binary=Service.COMPUTE)),
     )
     with_hosts = {zone for zone, hosts in named.items() if hosts}
