@@ -4,8 +4,8 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
 
-from aggregates.compute_api import routes as compute_urls
 from aggregates.compute_api import versions as compute_versions
+from config import compute_urls
 from placement import urls as placement_urls
 
 if settings.CORRAL_SERVICE == "placement":

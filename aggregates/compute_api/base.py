@@ -76,6 +76,16 @@ class ComputeAPIView(APIView):
         return {} if data is None else data
 
 
+class UnknownRouteView(ComputeAPIView):
+    """Any other path under /compute/v2.1/: a Nova-style 404 (the routes
+    table, config.compute_urls, puts it last)."""
+
+    def _not_found(self, request, *args, **kwargs):
+        raise ApiError(404, "The resource could not be found.")
+
+    get = post = put = delete = patch = _not_found
+
+
 def isotime(value):
     """Nova's timestamp format: microseconds, no zone suffix."""
     if value is None:
