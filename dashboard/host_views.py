@@ -11,9 +11,9 @@ from aggregates.audit.models import Event
 from aggregates.errors import ServiceError
 from aggregates.host_aggregates.models import Aggregate
 from aggregates.hosts import services as host_services
-from aggregates.hosts.models import instances_by_host, instances_by_node
 from aggregates.mirroring import placement_client
 from aggregates.mirroring.placement_client import PlacementError
+from aggregates.servers.models import instances_by_host, instances_by_node
 from aggregates.zones.services import zone_memberships, zone_name, zones_by_host
 
 from . import maintenance_views, queries

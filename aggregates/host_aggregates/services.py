@@ -20,10 +20,11 @@ from django.utils import timezone
 from aggregates.audit import services as events
 from aggregates.errors import Conflict, Invalid, NotFound, ServiceError
 from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
-from aggregates.hosts.models import Service, instances_by_host
+from aggregates.hosts.models import Service
 from aggregates.identity.caller import Caller
 from aggregates.mirroring import outbox
 from aggregates.mirroring.models import PlacementMirrorRequest
+from aggregates.servers.models import instances_by_host
 from aggregates.zones.services import AZ_KEY, zone_memberships, zoned_hosts
 
 # Nova's disabled_reason of a service registered while enable_new_services is

@@ -1,7 +1,6 @@
 """Compute hosts: their services (with heartbeats) and compute nodes."""
 
 import uuid
-from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -144,45 +143,3 @@ class ComputeNode(models.Model):
 
     def __str__(self):
         return self.hypervisor_hostname
-
-
-def instances_by_node(nodes: "Iterable[ComputeNode]") -> dict[str, int]:
-    """Node uuid -> the instances on it: the VMs its agent reports running
-    (``running_vms``, outside Corral) and Corral's servers placed on it.
-    Every "host has instances" rule and every instance count shown uses this."""
-    from aggregates.servers.models import Server
-
-    nodes = list(nodes)
-    counts = {str(node.uuid): node.running_vms for node in nodes}
-    rows = (
-        Server.objects.filter(node_uuid__in=list(counts), deleted_at__isnull=True)
-        .order_by()
-        .values_list("node_uuid")
-        .annotate(n=models.Count("id"))
-    )
-    for node_uuid, n in rows:
-        counts[node_uuid] += n
-    return counts
-
-
-def instances_by_host(hosts: "Iterable[str]") -> dict[str, int]:
-    """Host -> the instances on its nodes, as ``instances_by_node`` counts
-    them (two queries, however many hosts)."""
-    from aggregates.servers.models import Server
-
-    hosts = list(hosts)
-    counts: dict[str, int] = {}
-    reported = (
-        ComputeNode.objects.filter(host__in=hosts).order_by().values_list("host").annotate(n=models.Sum("running_vms"))
-    )
-    for host, n in reported:
-        counts[host] = n or 0
-    servers = (
-        Server.objects.filter(host__in=hosts, deleted_at__isnull=True)
-        .order_by()
-        .values_list("host")
-        .annotate(n=models.Count("id"))
-    )
-    for host, n in servers:
-        counts[host] = counts.get(host, 0) + n
-    return counts

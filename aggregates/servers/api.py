@@ -12,7 +12,6 @@ from aggregates.compute_api.base import ComputeAPIView
 from aggregates.compute_api.errors import ApiError
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import validate
-from aggregates.moves import api as moves
 from aggregates.servers import schemas, serializers
 from aggregates.servers import services as service
 
@@ -177,20 +176,20 @@ class ServerView(ComputeAPIView):
         return Response(status=204)
 
 
-# Server actions by the body's one key, each to its domain's handler
-# (request, server_id, body) -> Response.
-ACTIONS = {**moves.ACTIONS}
-
-
 class ServerActionView(ComputeAPIView):
-    """POST /servers/{id}/action: Nova's dispatch on the body's one key."""
+    """POST /servers/{id}/action: Nova's dispatch on the body's one key.
+    The routes table (config/compute_urls.py) gives its ``handlers``: server
+    actions by that key, each to its domain's handler (request, server_id,
+    body) -> Response."""
+
+    handlers: dict = {}
 
     def post(self, request, server_id):
         body = self.body(request)
         if not isinstance(body, dict) or len(body) != 1:
             raise ApiError(400, "Malformed request body")
         action = next(iter(body))
-        handler = ACTIONS.get(action)
+        handler = self.handlers.get(action)
         if handler is None:
             raise ApiError(400, f"There is no such action: {action}")
         return handler(request, server_id, body)

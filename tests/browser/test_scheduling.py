@@ -9,8 +9,9 @@ from urllib.parse import unquote
 
 import pytest
 
-from aggregates.hosts.models import ComputeNode, instances_by_host
+from aggregates.hosts.models import ComputeNode
 from aggregates.images.models import Image
+from aggregates.servers.models import instances_by_host
 
 from .conftest import SCREENSHOTS, log_in, screenshot
 

@@ -9,9 +9,10 @@ from aggregates.compute_api.query import MAX_LIMIT, parse_uuid, query_params
 from aggregates.compute_api.validation import path_int
 from aggregates.hosts import schemas, serializers
 from aggregates.hosts import services as host_services
-from aggregates.hosts.models import Service, instances_by_node
+from aggregates.hosts.models import Service
 from aggregates.mirroring.placement_client import PlacementError, client
 from aggregates.servers import services as server_services
+from aggregates.servers.models import instances_by_node
 from aggregates.value_schemas import to_bool
 
 
