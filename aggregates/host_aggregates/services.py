@@ -8,7 +8,7 @@ event, and no change.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -338,7 +338,7 @@ def update_aggregate(
     return get_aggregate(aggregate_id)
 
 
-def set_metadata(caller: Caller, aggregate_id: int, metadata: dict[str, str | None]) -> Aggregate:
+def set_metadata(caller: Caller, aggregate_id: int, metadata: Mapping[str, str | None]) -> Aggregate:
     """Merge ``metadata`` into the aggregate's: a None value deletes its key."""
     _record(caller, "aggregate.update_metadata.start", get_aggregate(aggregate_id))
     with events.failures_recorded(caller, "update_aggregate_metadata", "aggregate", aggregate_id):

@@ -47,7 +47,7 @@ def image_types_of(hypervisor_type: str) -> frozenset[str]:
     return IMAGE_TYPES_BY_HYPERVISOR.get(hypervisor_type, DEFAULT_IMAGE_TYPES)
 
 
-class ServiceQuerySet(models.QuerySet):
+class ServiceQuerySet(models.QuerySet["Service"]):
     def up(self, now: datetime | None = None) -> "ServiceQuerySet":
         return self.filter(up_q(now))
 
@@ -83,7 +83,7 @@ class Service(models.Model):
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["host", "binary"], name="uniq_service_host_binary")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.binary} on {self.host}"
 
     @property
@@ -141,5 +141,5 @@ class ComputeNode(models.Model):
             models.UniqueConstraint(fields=["host", "hypervisor_hostname"], name="uniq_compute_node_host_node")
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.hypervisor_hostname

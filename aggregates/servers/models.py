@@ -64,7 +64,7 @@ class Server(models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["host", "vm_state"], name="server_host_state")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.name} ({self.uuid})"
 
 
