@@ -5,28 +5,41 @@ through the service functions; here aggregates and memberships are read-only
 so that no rule can be bypassed by accident.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from django.contrib import admin
+from django.http import HttpRequest
 
 from . import models
 
+if TYPE_CHECKING:
+    # django-stubs makes the admin classes generic in their model; Django's
+    # own cannot be subscripted at run time, so the bases below name them
+    # for the type checker only (one base serves every model).
+    ModelAdmin = admin.ModelAdmin[Any]
+    TabularInline = admin.TabularInline[Any, Any]
+else:
+    ModelAdmin = admin.ModelAdmin
+    TabularInline = admin.TabularInline
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None):
+
+class ReadOnlyAdmin(ModelAdmin):
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
 
-class AggregateMetadataInline(admin.TabularInline):
+class AggregateMetadataInline(TabularInline):
     model = models.AggregateMetadata
     extra = 0
 
 
-class AggregateHostInline(admin.TabularInline):
+class AggregateHostInline(TabularInline):
     model = models.AggregateHost
     extra = 0
 
@@ -64,7 +77,7 @@ class ComputeNodeAdmin(ReadOnlyAdmin):
     search_fields = ("hypervisor_hostname", "host", "uuid")
 
 
-class FlavorExtraSpecInline(admin.TabularInline):
+class FlavorExtraSpecInline(TabularInline):
     model = models.FlavorExtraSpec
     extra = 0
 
@@ -140,36 +153,36 @@ class ReconciliationRunAdmin(ReadOnlyAdmin):
 
 # Identity is managed here: projects, who holds which role, and tokens (revocable).
 @admin.register(models.Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(ModelAdmin):
     list_display = ("name", "id", "enabled")
     search_fields = ("name", "id")
 
 
 @admin.register(models.RoleAssignment)
-class RoleAssignmentAdmin(admin.ModelAdmin):
+class RoleAssignmentAdmin(ModelAdmin):
     list_display = ("user", "project", "role")
     list_filter = ("role",)
 
 
 @admin.register(models.Token)
-class TokenAdmin(admin.ModelAdmin):
+class TokenAdmin(ModelAdmin):
     list_display = ("user", "project", "issued_at", "expires_at")
     readonly_fields = ("token_hash", "user", "project", "issued_at")
 
-    def has_add_permission(self, request, obj=None):
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
 
-class ReadOnlyInline(admin.TabularInline):
+class ReadOnlyInline(TabularInline):
     extra = 0
 
-    def has_add_permission(self, request, obj=None):
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
 
@@ -264,7 +277,7 @@ class ServerMigrationAdmin(ReadOnlyAdmin):
     raw_id_fields = ("server", "decision")
 
 
-class MaintenanceItemInline(admin.TabularInline):
+class MaintenanceItemInline(TabularInline):
     model = models.MaintenanceItem
     extra = 0
     can_delete = False
@@ -279,10 +292,10 @@ class MaintenanceItemInline(admin.TabularInline):
         "message",
     )
 
-    def has_add_permission(self, request, obj=None):
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
 

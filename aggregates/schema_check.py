@@ -9,6 +9,8 @@ schemas in aggregates.value_schemas."""
 
 import unicodedata
 import uuid
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 from jsonschema import Draft4Validator, FormatChecker
 from jsonschema.exceptions import FormatError
@@ -17,15 +19,17 @@ from aggregates.errors import Invalid
 
 format_checker = FormatChecker()
 
+T = TypeVar("T")
 
-def _is_printable(char):
+
+def _is_printable(char: str) -> bool:
     if ord(char) > 0xFFFE:
         return False
     category = unicodedata.category(char)
     return not (category.startswith("C") or (category.startswith("Z") and category != "Zs"))
 
 
-def _check_name(value, allow_edge_spaces=False, forbid_colon=False):
+def _check_name(value: object, allow_edge_spaces: bool = False, forbid_colon: bool = False) -> bool:
     if not isinstance(value, str):
         return True
     if not all(_is_printable(c) for c in value):
@@ -39,23 +43,21 @@ def _check_name(value, allow_edge_spaces=False, forbid_colon=False):
     return True
 
 
-@format_checker.checks("name", raises=FormatError)
-def _name(value):
+# The formats, registered with format_checker (jsonschema ships no types, so
+# they are registered by a call rather than under its untyped decorator).
+def _name(value: object) -> bool:
     return _check_name(value)
 
 
-@format_checker.checks("name_with_leading_trailing_spaces", raises=FormatError)
-def _name_spaces(value):
+def _name_spaces(value: object) -> bool:
     return _check_name(value, allow_edge_spaces=True)
 
 
-@format_checker.checks("az_name", raises=FormatError)
-def _az_name(value):
+def _az_name(value: object) -> bool:
     return _check_name(value, forbid_colon=True)
 
 
-@format_checker.checks("uuid", raises=FormatError)
-def _uuid(value):
+def _uuid(value: object) -> bool:
     if not isinstance(value, str):
         return True
     try:
@@ -65,7 +67,13 @@ def _uuid(value):
     return True
 
 
-def check(body, schema):
+format_checker.checks("name", raises=FormatError)(_name)
+format_checker.checks("name_with_leading_trailing_spaces", raises=FormatError)(_name_spaces)
+format_checker.checks("az_name", raises=FormatError)(_az_name)
+format_checker.checks("uuid", raises=FormatError)(_uuid)
+
+
+def check(body: T, schema: Mapping[str, Any]) -> T:
     """Return ``body`` when it matches ``schema``; else raise Invalid for the first error.
 
     As Nova: an error below the top names the innermost field; one at the
@@ -83,19 +91,19 @@ def check(body, schema):
     )
 
 
-def check_field(name, value, schema):
+def check_field(name: str, value: T, schema: Mapping[str, Any]) -> T:
     """Check one field's ``value``, with the message a body holding it under ``name`` gets."""
     check({name: value}, {"type": "object", "properties": {name: schema}})
     return value
 
 
-def first_error_message(value, schema):
+def first_error_message(value: object, schema: Mapping[str, Any]) -> str | None:
     """The plain jsonschema message of ``value``'s first error under ``schema``, or None."""
     error = next(Draft4Validator(schema, format_checker=format_checker).iter_errors(value), None)
     return None if error is None else error.message
 
 
-def _best(errors):
+def _best(errors: list[Any]) -> Any:  # jsonschema's ValidationError (untyped)
     # Prefer the deepest concrete error inside a oneOf/anyOf.
     error = errors[0]
     while error.context:
@@ -103,7 +111,7 @@ def _best(errors):
     return error
 
 
-def _reason(error):
+def _reason(error: Any) -> str:  # error: jsonschema's ValidationError (untyped)
     if error.validator == "format" and error.cause is not None:
         return str(error.cause)
     if error.validator == "pattern":
@@ -111,6 +119,7 @@ def _reason(error):
     return error.message
 
 
-def _short(value, limit=100):
+def _short(value: object, limit: int = 100) -> str:
+
     text = str(value)
     return text if len(text) <= limit else text[:limit] + "..."

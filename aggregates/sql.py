@@ -7,10 +7,10 @@ array literal (one text parameter, cast by the server); other databases
 keep the plain IN list."""
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 from django.db import connection
-from django.db.models import Model, Q
+from django.db.models import Field, Model, Q
 from django.db.models.expressions import RawSQL
 
 
@@ -19,7 +19,8 @@ def among(model: type[Model], field_name: str, values: Iterable[Any]) -> Q:
     values = list(values)
     if connection.vendor != "postgresql":
         return Q(**{f"{field_name}__in": values})
-    db_type = model._meta.get_field(field_name).cast_db_type(connection)
+    field = cast("Field[Any, Any]", model._meta.get_field(field_name))  # a column, never a reverse relation
+    db_type = field.cast_db_type(connection)
     literal = "{" + ",".join(_element(value) for value in values) + "}"
     return Q(**{f"{field_name}__in": RawSQL(f"SELECT unnest(%s::{db_type}[])", (literal,))})
 

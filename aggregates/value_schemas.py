@@ -3,6 +3,9 @@ check alike (Nova's parameter types): names, zone names, host names,
 metadata keys, booleans, counts, query-string values. Checked with
 aggregates.schema_check, whose formats they name."""
 
+from collections.abc import Mapping
+from typing import Any
+
 MAX_INT = 2147483647  # the largest integer a count may hold (a 32-bit column)
 
 name = {"type": "string", "minLength": 1, "maxLength": 255, "format": "name"}
@@ -11,7 +14,7 @@ az_name = {"type": "string", "minLength": 1, "maxLength": 255, "format": "az_nam
 az_name_or_none = {"oneOf": [az_name, {"type": "null"}]}
 hostname = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": r"^[a-zA-Z0-9-._]*$"}
 metadata_key = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": r"^[a-zA-Z0-9-_:. ]{1,255}$"}
-boolean = {
+boolean: dict[str, Any] = {
     "type": ["boolean", "string"],
     "enum": [
         True,
@@ -45,7 +48,7 @@ boolean = {
 TRUE_STRINGS = {"true", "1", "on", "yes", "y", "t"}
 
 
-def to_bool(value):
+def to_bool(value: object) -> bool:
     """The truth of a value that ``boolean`` accepted."""
     if isinstance(value, bool):
         return value
@@ -58,7 +61,7 @@ non_negative_integer_query = {"type": "string", "pattern": "^[0-9]*$", "minLengt
 boolean_query = {"type": "string", "enum": [v for v in boolean["enum"] if isinstance(v, str)]}
 
 
-def query(properties=None, strict=False):
+def query(properties: Mapping[str, Any] | None = None, strict: bool = False) -> dict[str, Any]:
     """The schema of a query string, as Nova writes them: each parameter's
     value (its last one) checked against its property; with ``strict``
     (``additionalProperties: false``) any other parameter is refused."""

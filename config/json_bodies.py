@@ -20,6 +20,12 @@ import itertools
 import json
 import math
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
+    from rest_framework.request import Request
+
 
 MAX_DEPTH = 100
 
@@ -142,6 +148,6 @@ def request_problem(path: str, query: dict[str, list[str]], headers: dict[str, s
     return None
 
 
-def problem_of(request) -> str | None:  # type: ignore[no-untyped-def]
+def problem_of(request: "HttpRequest | Request") -> str | None:
     """``request_problem`` of a Django request."""
     return request_problem(request.path, dict(request.GET.lists()), dict(request.headers))

@@ -5,7 +5,9 @@ scheme and host (a host ALLOWED_HOSTS admits)."""
 
 from django.conf import settings
 from django.http import HttpRequest
+from rest_framework.request import Request
 
 
-def public_base(request: HttpRequest) -> str:
+def public_base(request: HttpRequest | Request) -> str:
+
     return settings.PUBLIC_URL or f"{request.scheme}://{request.get_host()}"

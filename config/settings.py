@@ -9,6 +9,7 @@ server's ``/placement/``. docs/configuration.md lists every variable
 import os
 import socket
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import dj_database_url
@@ -18,19 +19,19 @@ VAR_DIR = Path(os.environ.get("CORRAL_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 
-def env_bool(name, default=False):
+def env_bool(name: str, default: bool = False) -> bool:
     value = os.environ.get(name)
     if value is None or value == "":
         return default
     return value.strip().lower() in ("1", "true", "yes", "on")
 
 
-def env_int(name, default):
+def env_int(name: str, default: int) -> int:
     value = os.environ.get(name)
     return int(value) if value not in (None, "") else default
 
 
-def _secret_key():
+def _secret_key() -> str:
     if os.environ.get("SECRET_KEY"):
         return os.environ["SECRET_KEY"]
     # Embedded mode: a random key kept under var/ so sessions survive restarts.
@@ -55,12 +56,12 @@ LOCAL_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 _WILDCARD_ADDRESSES = ("0.0.0.0", "::")
 
 
-def own_host_names():
+def own_host_names() -> list[str]:
     """This machine's host name, fully qualified name and the addresses it
     resolves to, as ALLOWED_HOSTS entries (IPv6 in brackets). The lookups are
     the resolver's usual ones for the machine's own name (its hosts file,
     mostly); any failure leaves out what it could not find, never fails."""
-    names = []
+    names: list[str] = []
     try:
         hostname = socket.gethostname()
     except OSError:
@@ -77,7 +78,7 @@ def own_host_names():
     return [name for name in names if name and name not in _WILDCARD_ADDRESSES and name.strip("[]") != "::"]
 
 
-def _default_allowed_hosts():
+def _default_allowed_hosts() -> list[str]:
     public_host = urlsplit(os.environ.get("PUBLIC_URL", "")).hostname
     public = [f"[{public_host}]" if ":" in public_host else public_host] if public_host else []
     return list(dict.fromkeys([*public, *LOCAL_HOSTS, *own_host_names()]))
@@ -156,7 +157,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-AUTH_PASSWORD_VALIDATORS = []
+AUTH_PASSWORD_VALIDATORS: list[dict[str, Any]] = []
+
 LOGIN_URL = "dashboard:login"
 
 LANGUAGE_CODE = "en-us"

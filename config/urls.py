@@ -2,12 +2,13 @@
 
 from django.conf import settings
 from django.contrib import admin
-from django.urls import include, path, re_path
+from django.urls import URLPattern, URLResolver, include, path, re_path
 
-from aggregates.compute_api import routes as compute_urls
 from aggregates.compute_api import versions as compute_versions
+from config import compute_urls
 from placement import urls as placement_urls
 
+urlpatterns: list[URLPattern | URLResolver]
 if settings.CORRAL_SERVICE == "placement":
     # Placement alone, at the root, as upstream is deployed.
     urlpatterns = [path("", include("placement.urls"))]

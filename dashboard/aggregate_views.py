@@ -2,12 +2,14 @@
 
 import csv
 import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Q
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -15,19 +17,23 @@ from django.views.decorators.http import require_POST
 from aggregates.audit.models import Event
 from aggregates.errors import NotFound, ServiceError
 from aggregates.host_aggregates import services
-from aggregates.zones.services import AZ_KEY
+from aggregates.host_aggregates.models import Aggregate
+from aggregates.zones.services import AZ_KEY, ZoneSource, zone_memberships
 
 from . import mirror_states, queries
 from .console import caller_of, console_view, form_error, list_url, page, paginate
-from .filters import AggregateFilter, aggregate_rows
-from .forms import AggregateCreateForm, AggregateEditForm, HostsForm, MetadataFormSet
+from .filters import AggregateFilter, AggregateRowAnnotations, aggregate_rows
+from .forms import AggregateCreateForm, AggregateEditForm, BaseMetadataFormSet, HostsForm, MetadataFormSet
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
 PICKER_LIMIT = 25
 HOSTS_PER_PAGE = 50
 EVENTS_SHOWN = 12
 
 
-def _aggregate_or_404(aggregate_id):
+def _aggregate_or_404(aggregate_id: int) -> Aggregate:
     try:
         return services.get_aggregate(aggregate_id)
     except NotFound as exc:
@@ -38,7 +44,7 @@ def _aggregate_or_404(aggregate_id):
 
 
 @console_view
-def aggregate_list(request):
+def aggregate_list(request: HttpRequest) -> HttpResponse:
     filtered = AggregateFilter(request.GET, queryset=aggregate_rows().order_by("name"))
     rows = filtered.qs
     if request.GET.get("format") == "csv":
@@ -57,14 +63,14 @@ def aggregate_list(request):
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def csv_cell(value):
+def csv_cell(value: object) -> str:
     """A CSV cell a spreadsheet will not run: text that starts like a formula
     (``=``, ``+``, ``-``, ``@``, tab, carriage return) gets a leading ``'``."""
     text = "" if value is None else str(value)
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
-def _csv(rows):
+def _csv(rows: "Iterable[WithAnnotations[Aggregate, AggregateRowAnnotations]]") -> HttpResponse:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="aggregates.csv"'
     writer = csv.writer(response)
@@ -87,12 +93,12 @@ def _csv(rows):
     return response
 
 
-def _selected_ids(values):
+def _selected_ids(values: Iterable[str]) -> list[int]:
     return list(dict.fromkeys(int(value) for value in values if value.isdigit()))
 
 
 @console_view(form_page=True)
-def aggregate_bulk_delete(request):
+def aggregate_bulk_delete(request: HttpRequest) -> HttpResponse:
     """Delete the aggregates checked on the list: GET shows what would be
     deleted and asks to confirm; POST deletes them all or none, then goes back
     to the list with its filters."""
@@ -127,7 +133,7 @@ def aggregate_bulk_delete(request):
 
 
 @console_view(form_page=True)
-def aggregate_create(request):
+def aggregate_create(request: HttpRequest) -> HttpResponse:
     form = AggregateCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -148,14 +154,14 @@ def aggregate_create(request):
     return page(request, {"form": form}, "dashboard/aggregates/create.html", status)
 
 
-def _create_refusal(exc, name):
+def _create_refusal(exc: ServiceError, name: str) -> str:
     """The service's refusal in the operator's words: the aggregate is named
     as typed (its id was rolled back with it), and nothing was created."""
     message = re.sub(r"\baggregate \d+\b", f"aggregate {name}", exc.message)
     return f"{message} Nothing was created: not the aggregate {name}, nor any of its hosts or metadata."
 
 
-def _explicit_default_warning(name):
+def _explicit_default_warning(name: str) -> str:
     zone = settings.DEFAULT_AVAILABILITY_ZONE
     return (
         f"{name} names the default zone {zone} explicitly. Its hosts look like any host no aggregate places, but "
@@ -167,12 +173,12 @@ def _explicit_default_warning(name):
 # --- detail and the forms on it ----------------------------------------------
 
 
-def _metadata_formset(aggregate, data=None):
+def _metadata_formset(aggregate: Aggregate, data: Mapping[str, Any] | None = None) -> BaseMetadataFormSet:
     initial = [{"key": m.key, "value": m.value} for m in aggregate.metadata_items.all()]
     return MetadataFormSet(data, initial=initial, prefix="meta")
 
 
-def _picker(aggregate, search, picked):
+def _picker(aggregate: Aggregate, search: str, picked: Sequence[str]) -> dict[str, Any]:
     """Registered hosts outside the aggregate that the operator may pick: those
     matching ``search`` (and those ``picked`` already), each with its current
     zone(s) and, when adding it would be refused, why: the service's own
@@ -187,12 +193,12 @@ def _picker(aggregate, search, picked):
         held = services.hosts_held_by_other_zones(aggregate)
         hidden = candidates.filter(host__in=held).count()
         candidates = candidates.filter(Q(host__in=picked) | ~Q(host__in=held))
-    candidates = list(candidates[:PICKER_LIMIT])
-    hosts = [s.host for s in candidates]
-    sources = queries.zone_sources(hosts)
+    shown = list(candidates[:PICKER_LIMIT])
+    hosts = [s.host for s in shown]
+    sources = zone_memberships(hosts)
     refusals = services.add_host_refusals(aggregate, hosts)
     rows = []
-    for service in candidates:
+    for service in shown:
         host_sources = sources.get(service.host, [])
         refusal = refusals.get(service.host)
         rows.append(
@@ -206,7 +212,9 @@ def _picker(aggregate, search, picked):
     return {"rows": rows, "hidden": hidden}
 
 
-def _explain(aggregate, host, refusal, host_sources):
+def _explain(
+    aggregate: Aggregate, host: str, refusal: services.HostRefusal | None, host_sources: Sequence[ZoneSource]
+) -> str:
     """The picker's words for a refusal of ``add_host_refusals``: which
     aggregates hold the host in another zone, or how many instances would
     change zone; else the service's message itself."""
@@ -226,7 +234,12 @@ def _explain(aggregate, host, refusal, host_sources):
     return refusal.error.message
 
 
-def _detail_context(request, aggregate, metadata_formset=None, hosts_form=None):
+def _detail_context(
+    request: HttpRequest,
+    aggregate: Aggregate,
+    metadata_formset: BaseMetadataFormSet | None = None,
+    hosts_form: HostsForm | None = None,
+) -> dict[str, Any]:
     """The aggregate page: its hosts a page at a time (with their service,
     nodes, zones and mirror state), metadata, events and the forms."""
     hosts_page = Paginator(services.hosts_of(aggregate), HOSTS_PER_PAGE).get_page(request.GET.get("hosts_page"))
@@ -234,9 +247,10 @@ def _detail_context(request, aggregate, metadata_formset=None, hosts_form=None):
     nodes = queries.nodes_by_host(hosts)
     service_of = queries.compute_services_by_host(hosts)
     states = mirror_states.mirror_states(aggregate, hosts, nodes)
-    zones = queries.zone_sources(hosts)
+    zones = zone_memberships(hosts)
     search = request.GET.get("host_q", "").strip()
-    picked = hosts_form.data.getlist("hosts") if hosts_form is not None else []
+    # (a bound form's data is the request's QueryDict)
+    picked = cast(QueryDict, hosts_form.data).getlist("hosts") if hosts_form is not None else []
     zone = services.availability_zone_of(aggregate)
     return {
         "aggregate": aggregate,
@@ -263,7 +277,7 @@ def _detail_context(request, aggregate, metadata_formset=None, hosts_form=None):
 
 
 @console_view
-def aggregate_detail(request, aggregate_id):
+def aggregate_detail(request: HttpRequest, aggregate_id: int) -> HttpResponse:
     aggregate = _aggregate_or_404(aggregate_id)
     context = _detail_context(request, aggregate)
     if request.headers.get("X-Console-Fragment") == "picker":
@@ -272,7 +286,7 @@ def aggregate_detail(request, aggregate_id):
 
 
 @console_view(form_page=True)
-def aggregate_edit(request, aggregate_id):
+def aggregate_edit(request: HttpRequest, aggregate_id: int) -> HttpResponse:
     aggregate = _aggregate_or_404(aggregate_id)
     current_zone = services.availability_zone_of(aggregate)
     form = AggregateEditForm(request.POST or None, initial={"name": aggregate.name, "availability_zone": current_zone})
@@ -297,7 +311,7 @@ def aggregate_edit(request, aggregate_id):
 
 @console_view
 @require_POST
-def aggregate_metadata(request, aggregate_id):
+def aggregate_metadata(request: HttpRequest, aggregate_id: int) -> HttpResponse:
     aggregate = _aggregate_or_404(aggregate_id)
     formset = _metadata_formset(aggregate, request.POST)
     if formset.is_valid():
@@ -325,7 +339,7 @@ def aggregate_metadata(request, aggregate_id):
     return page(request, context, "dashboard/aggregates/detail.html", status=400)
 
 
-def _describe_changes(changes, current):
+def _describe_changes(changes: Mapping[str, str | None], current: Mapping[str, str]) -> str:
     added = [f"{k}={v}" for k, v in sorted(changes.items()) if v is not None and k not in current]
     changed = [f"{k}={v}" for k, v in sorted(changes.items()) if v is not None and k in current]
     removed = [k for k, v in sorted(changes.items()) if v is None]
@@ -339,7 +353,7 @@ def _describe_changes(changes, current):
 
 @console_view
 @require_POST
-def aggregate_add_hosts(request, aggregate_id):
+def aggregate_add_hosts(request: HttpRequest, aggregate_id: int) -> HttpResponse:
     aggregate = _aggregate_or_404(aggregate_id)
     submitted = request.POST.getlist("hosts")
     registered = queries.compute_services().filter(host__in=submitted).values_list("host", flat=True)
@@ -360,7 +374,7 @@ def aggregate_add_hosts(request, aggregate_id):
 
 @console_view
 @require_POST
-def aggregate_remove_hosts(request, aggregate_id):
+def aggregate_remove_hosts(request: HttpRequest, aggregate_id: int) -> HttpResponse:
     """Remove one host (a row's button) or the hosts checked in the table: all or none."""
     aggregate = _aggregate_or_404(aggregate_id)
     hosts = list(dict.fromkeys(request.POST.getlist("host")))
@@ -378,7 +392,7 @@ def aggregate_remove_hosts(request, aggregate_id):
 
 @console_view
 @require_POST
-def aggregate_delete(request, aggregate_id):
+def aggregate_delete(request: HttpRequest, aggregate_id: int) -> HttpResponse:
     aggregate = _aggregate_or_404(aggregate_id)
     try:
         services.delete_aggregate(caller_of(request), aggregate.id)

@@ -1,35 +1,66 @@
 """What every console view shares: who may see and change, the caller the
 service functions get, rendering, pagination and service errors as form errors."""
 
+from collections.abc import Callable, Mapping
 from functools import wraps
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
+from django import forms
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
-from django.http import QueryDict
+from django.core.paginator import Page, Paginator
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from aggregates.errors import ServiceError
 from aggregates.identity.caller import Caller
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import _User as User
+    from django.core.paginator import _SupportsPagination
+
+    class ConsoleRequest(HttpRequest):
+        """A console request (for type checking only): the caller of its
+        service calls, remembered on it."""
+
+        _console_caller: Caller
+
+
+T = TypeVar("T")
+# A console view: (request, the path's values) -> the response.
+View = TypeVar("View", bound=Callable[..., HttpResponseBase])
 
 PAGE_SIZE = 50
 READ_ONLY_MESSAGE = "Your account may read the console but not change it. Ask an admin."
 NO_ROLE_MESSAGE = "The console is for admins and readers: your account holds neither role. Ask an admin."
 
 
-def caller_of(request):
+def caller_of(request: HttpRequest) -> Caller:
     """The service-layer caller for the logged-in console user, remembered per request."""
-    if not hasattr(request, "_console_caller"):
-        request._console_caller = Caller.for_user(request.user, getattr(request, "request_id", ""))
-    return request._console_caller
+    console = cast("ConsoleRequest", request)
+    if not hasattr(console, "_console_caller"):
+        # Console views call it once console_view let the user in (a logged-in staff user).
+        user = cast("User", console.user)
+        console._console_caller = Caller.for_user(user, getattr(console, "request_id", ""))
+    return console._console_caller
 
 
-def can_change(request):
+def can_change(request: HttpRequest) -> bool:
     return caller_of(request).is_admin
 
 
-def console_view(view=None, *, form_page=False):
+@overload
+def console_view(view: View, *, form_page: bool = False) -> View: ...
+
+
+@overload
+def console_view(view: None = None, *, form_page: bool = False) -> Callable[[View], View]: ...
+
+
+def console_view(view: View | None = None, *, form_page: bool = False) -> View | Callable[[View], View]:
     """Only active staff users reach the console; anyone else is sent to log in,
     and staff holding neither the admin nor the reader role get 403. Writes
     (any method but GET/HEAD) are for admins only: readers get 403, as they
@@ -38,7 +69,7 @@ def console_view(view=None, *, form_page=False):
         return lambda view: console_view(view, form_page=form_page)
 
     @wraps(view)
-    def wrapped(request, *args, **kwargs):
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         user = request.user
         if not (user.is_authenticated and user.is_active and user.is_staff):
             return redirect_to_login(request.get_full_path(), "dashboard:login")
@@ -49,10 +80,10 @@ def console_view(view=None, *, form_page=False):
             raise PermissionDenied(READ_ONLY_MESSAGE)
         return view(request, *args, **kwargs)
 
-    return wrapped
+    return cast(View, wrapped)
 
 
-def page(request, context, template, status=200):
+def page(request: HttpRequest, context: Mapping[str, Any], template: str, status: int = 200) -> HttpResponse:
     """Render a console page; templates learn whether the user may change things.
     A page rendered in answer to a POST (a refused form) names the address a
     refresh should load (``canonical_url``, put in the history by console.js)
@@ -62,7 +93,9 @@ def page(request, context, template, status=200):
     return render(request, template, {**context, "can_change": can_change(request)}, status=status)
 
 
-def paginate(request, queryset, per_page=PAGE_SIZE):
+def paginate(
+    request: HttpRequest, queryset: "_SupportsPagination[T]", per_page: int = PAGE_SIZE
+) -> tuple[Page[T], str]:
     """The requested page of ``queryset`` and the query string for page links
     (the current filters and sort, without the page number)."""
     paginator = Paginator(queryset, per_page)
@@ -73,14 +106,14 @@ def paginate(request, queryset, per_page=PAGE_SIZE):
     return current, (encoded + "&" if encoded else "")
 
 
-def form_error(form, exc, field=None):
+def form_error(form: forms.BaseForm, exc: ServiceError, field: str | None = None) -> None:
     """Show a service error beside the field it is about (``field``, else
     ``exc.field``), or above the form when the form has no such field."""
     field = field or exc.field
     form.add_error(field if field in form.fields else None, exc.message)
 
 
-def redirect_next(request, default, *args):
+def redirect_next(request: HttpRequest, default: str, *args: Any) -> HttpResponseRedirect:
     """Redirect to the form's ``next`` when it is a path of this site (never
     another host, scheme or ``//host``), else to ``default``."""
     target = request.POST.get("next") or request.GET.get("next") or ""
@@ -91,7 +124,7 @@ def redirect_next(request, default, *args):
     return redirect(default, *args)
 
 
-def list_url(name, query):
+def list_url(name: str, query: str | None) -> str:
     """The list page ``name`` with ``query``, the list's query string as a
     bulk form carried it (its filters, sort and page): parsed and re-encoded,
     so only parameters of that page come through (never another address)."""

@@ -2,23 +2,32 @@
 Filters on related rows use ``pk__in`` subqueries, so that they never
 duplicate rows or skew the counts annotated on them."""
 
+from typing import TYPE_CHECKING, TypedDict
+
 import django_filters
-from django.conf import settings
-from django.db.models import Count, OuterRef, Subquery
+from django.db.models import Count, OuterRef, QuerySet, Subquery
 
 from aggregates.audit.models import Event
 from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
-from aggregates.hosts.models import Service
-from aggregates.zones.services import AZ_KEY
+from aggregates.hosts.models import Service, ServiceQuerySet
+from aggregates.zones.services import AZ_KEY, aggregates_naming, hosts_in_zone
 
-from .queries import hosts_in_zones
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
 
-def zone_subquery():
+class AggregateRowAnnotations(TypedDict):
+    """What ``aggregate_rows`` adds to each aggregate."""
+
+    zone: str | None
+    host_count: int
+
+
+def zone_subquery() -> Subquery:
     return Subquery(AggregateMetadata.objects.filter(aggregate=OuterRef("pk"), key=AZ_KEY).values("value")[:1])
 
 
-def aggregate_rows():
+def aggregate_rows() -> "QuerySet[WithAnnotations[Aggregate, AggregateRowAnnotations]]":
     """Aggregates with their zone and host count, read in the page's own query."""
     return Aggregate.objects.annotate(zone=zone_subquery(), host_count=Count("host_items")).prefetch_related(
         "metadata_items"
@@ -42,15 +51,15 @@ class AggregateFilter(django_filters.FilterSet):
 
     class Meta:
         model = Aggregate
-        fields = []
+        fields: list[str] = []
 
-    def filter_zone(self, queryset, name, value):
-        return queryset.filter(pk__in=AggregateMetadata.objects.filter(key=AZ_KEY, value=value).values("aggregate"))
+    def filter_zone(self, queryset: QuerySet[Aggregate], name: str, value: str) -> QuerySet[Aggregate]:
+        return queryset.filter(pk__in=aggregates_naming(value))
 
-    def filter_key(self, queryset, name, value):
+    def filter_key(self, queryset: QuerySet[Aggregate], name: str, value: str) -> QuerySet[Aggregate]:
         return queryset.filter(pk__in=AggregateMetadata.objects.filter(key=value).values("aggregate"))
 
-    def filter_host(self, queryset, name, value):
+    def filter_host(self, queryset: QuerySet[Aggregate], name: str, value: str) -> QuerySet[Aggregate]:
         return queryset.filter(pk__in=AggregateHost.objects.filter(host__icontains=value).values("aggregate"))
 
 
@@ -72,9 +81,9 @@ class HostFilter(django_filters.FilterSet):
 
     class Meta:
         model = Service
-        fields = []
+        fields: list[str] = []
 
-    def filter_state(self, queryset, name, value):
+    def filter_state(self, queryset: ServiceQuerySet, name: str, value: str) -> ServiceQuerySet:
         if value == "up":
             return queryset.up()
         if value == "down":
@@ -83,14 +92,11 @@ class HostFilter(django_filters.FilterSet):
             return queryset.filter(disabled=True) | queryset.down()
         return queryset.filter(disabled=value == "disabled")
 
-    def filter_zone(self, queryset, name, value):
+    def filter_zone(self, queryset: ServiceQuerySet, name: str, value: str) -> ServiceQuerySet:
         """Hosts of the zone; for the default zone, also those no AZ aggregate places."""
-        hosts = queryset.filter(host__in=hosts_in_zones([value]))
-        if value == settings.DEFAULT_AVAILABILITY_ZONE:
-            hosts = hosts | queryset.exclude(host__in=hosts_in_zones())
-        return hosts
+        return queryset.filter(host__in=hosts_in_zone(value))
 
-    def filter_aggregate(self, queryset, name, value):
+    def filter_aggregate(self, queryset: ServiceQuerySet, name: str, value: str) -> ServiceQuerySet:
         return queryset.filter(host__in=AggregateHost.objects.filter(aggregate__name=value).values("host"))
 
 
@@ -115,4 +121,4 @@ class EventFilter(django_filters.FilterSet):
 
     class Meta:
         model = Event
-        fields = []
+        fields: list[str] = []

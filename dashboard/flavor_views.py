@@ -2,7 +2,7 @@
 
 from django.contrib import messages
 from django.db.models import Prefetch
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -18,7 +18,7 @@ from .forms import ExtraSpecForm, FlavorAccessForm, FlavorForm
 
 
 @console_view
-def flavor_list(request):
+def flavor_list(request: HttpRequest) -> HttpResponse:
     flavors = Flavor.objects.prefetch_related(
         Prefetch("extra_spec_items", queryset=FlavorExtraSpec.objects.order_by("key"))
     ).order_by("memory_mb", "name")
@@ -30,7 +30,7 @@ def flavor_list(request):
 
 
 @console_view(form_page=True)
-def flavor_create(request):
+def flavor_create(request: HttpRequest) -> HttpResponse:
     form = FlavorForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -55,14 +55,20 @@ def flavor_create(request):
     return page(request, {"form": form}, "dashboard/flavors/create.html", 400 if form.is_bound else 200)
 
 
-def _flavor_or_404(request, flavorid):
+def _flavor_or_404(request: HttpRequest, flavorid: str) -> Flavor:
     try:
         return flavor_services.get_flavor(caller_of(request), flavorid)
     except NotFound as exc:
         raise Http404(exc.message)
 
 
-def _flavor_page(request, flavorid, spec_form=None, access_form=None, status=200):
+def _flavor_page(
+    request: HttpRequest,
+    flavorid: str,
+    spec_form: ExtraSpecForm | None = None,
+    access_form: FlavorAccessForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
     flavor = _flavor_or_404(request, flavorid)
     project_ids = flavor_services.projects_of(flavor)
     names = dict(Project.objects.filter(pk__in=project_ids).values_list("id", "name"))
@@ -82,13 +88,13 @@ def _flavor_page(request, flavorid, spec_form=None, access_form=None, status=200
 
 
 @console_view
-def flavor_detail(request, flavorid):
+def flavor_detail(request: HttpRequest, flavorid: str) -> HttpResponse:
     return _flavor_page(request, flavorid)
 
 
 @console_view
 @require_POST
-def flavor_set_spec(request, flavorid):
+def flavor_set_spec(request: HttpRequest, flavorid: str) -> HttpResponse:
     _flavor_or_404(request, flavorid)
     form = ExtraSpecForm(request.POST)
     if form.is_valid():
@@ -103,13 +109,13 @@ def flavor_set_spec(request, flavorid):
     return _flavor_page(request, flavorid, spec_form=form, status=400)
 
 
-def _access_url(flavorid):
+def _access_url(flavorid: str) -> str:
     return reverse("dashboard:flavor", args=[flavorid]) + "#access"
 
 
 @console_view
 @require_POST
-def flavor_add_access(request, flavorid):
+def flavor_add_access(request: HttpRequest, flavorid: str) -> HttpResponse:
     """Give a project (named by name or id) access to a private flavor, as
     the compute API's addTenantAccess does."""
     _flavor_or_404(request, flavorid)
@@ -128,7 +134,7 @@ def flavor_add_access(request, flavorid):
 
 @console_view
 @require_POST
-def flavor_remove_access(request, flavorid):
+def flavor_remove_access(request: HttpRequest, flavorid: str) -> HttpResponse:
     """Withdraw a project's access, as removeTenantAccess does."""
     project_id = request.POST.get("project_id", "")
     try:
@@ -144,7 +150,7 @@ def flavor_remove_access(request, flavorid):
 
 @console_view
 @require_POST
-def flavor_delete_spec(request, flavorid):
+def flavor_delete_spec(request: HttpRequest, flavorid: str) -> HttpResponse:
     key = request.POST.get("key", "")
     try:
         flavor_services.delete_extra_spec(caller_of(request), flavorid, key)
@@ -157,7 +163,7 @@ def flavor_delete_spec(request, flavorid):
 
 @console_view
 @require_POST
-def flavor_delete(request, flavorid):
+def flavor_delete(request: HttpRequest, flavorid: str) -> HttpResponse:
     flavor = _flavor_or_404(request, flavorid)
     try:
         flavor_services.delete_flavor(caller_of(request), flavorid)

@@ -5,6 +5,8 @@ and the API refuse the same input with the same message; the service
 functions then apply the rules that span rows."""
 
 import re
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm
@@ -16,13 +18,27 @@ from aggregates.host_aggregates.schemas import SET_METADATA
 from aggregates.hosts.schemas import DISABLED_REASON
 from aggregates.identity import services as identity
 from aggregates.identity import throttle
+from aggregates.identity.models import Project
+
+if TYPE_CHECKING:
+    # django-stubs makes formsets generic in their form; Django's own class
+    # cannot be subscripted at run time.
+    MetadataFormSetBase = forms.BaseFormSet["MetadataRowForm"]
+else:
+    MetadataFormSetBase = forms.BaseFormSet
 
 HOST_SEPARATORS = re.compile(r"[\s,]+")
 # The flavor fields of the compute API at the newest microversion that still takes every one of them.
 FLAVOR_API_FIELDS = flavor_properties((2, 101))
 
 
-def api_rule_error(field_name, value, schema):
+def choice_field(form: forms.BaseForm, name: str) -> forms.ChoiceField:
+    """The form's choice field ``name`` (a form's fields are typed as plain
+    Fields), to set its choices."""
+    return cast(forms.ChoiceField, form.fields[name])
+
+
+def api_rule_error(field_name: str, value: object, schema: Mapping[str, Any]) -> str | None:
     """The API's message for ``value`` under ``schema``, or None when it passes."""
     try:
         schema_check.check_field(field_name, value, schema)
@@ -34,10 +50,10 @@ def api_rule_error(field_name, value, schema):
 class ApiCheckedForm(forms.Form):
     """A form whose fields named in ``api_rules`` are checked by the API's schemas."""
 
-    api_rules = {}
+    api_rules: Mapping[str, Mapping[str, Any]] = {}
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        cleaned = cast(dict[str, Any], super().clean())  # a Form's clean returns its cleaned_data
         for name, schema in self.api_rules.items():
             value = cleaned.get(name)
             if value in (None, "") and not self.fields[name].required:
@@ -49,7 +65,9 @@ class ApiCheckedForm(forms.Form):
         return cleaned
 
 
-def text_field(label, required=True, help_text="", max_length=None):
+def text_field(
+    label: str, required: bool = True, help_text: str = "", max_length: int | None = None
+) -> forms.CharField:
     # No stripping: the API's rules decide about leading and trailing spaces.
     return forms.CharField(
         label=label,
@@ -90,7 +108,7 @@ class AggregateCreateForm(AggregateForm):
         help_text="One key=value a line; blank lines are ignored. Checked by the compute API's metadata rules.",
     )
 
-    def clean_hosts(self):
+    def clean_hosts(self) -> list[str]:
         names = [name for name in HOST_SEPARATORS.split(self.cleaned_data["hosts"]) if name]
         for name in names:
             message = api_rule_error("host", name, value_schemas.hostname)
@@ -98,14 +116,15 @@ class AggregateCreateForm(AggregateForm):
                 raise forms.ValidationError(message)
         return list(dict.fromkeys(names))
 
-    def clean_metadata(self):
+    def clean_metadata(self) -> dict[str, str]:
         return parse_metadata_lines(self.cleaned_data["metadata"])
 
 
-def parse_metadata_lines(text):
+def parse_metadata_lines(text: str) -> dict[str, str]:
     """``key=value`` lines -> a metadata dict, each line checked by the API's
     set_metadata schema (and a zone by its zone rule); an error names the line."""
-    metadata, errors = {}, []
+    metadata: dict[str, str] = {}
+    errors: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -140,8 +159,8 @@ class MetadataRowForm(forms.Form):
     value = text_field("Value", required=False)
     remove = forms.BooleanField(label="Unset", required=False)
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        cleaned = cast(dict[str, Any], super().clean())  # a Form's clean returns its cleaned_data
         key, value = cleaned.get("key", ""), cleaned.get("value", "")
         if not key:
             if value:
@@ -161,18 +180,18 @@ class MetadataRowForm(forms.Form):
         return cleaned
 
 
-class BaseMetadataFormSet(forms.BaseFormSet):
-    def clean(self):
+class BaseMetadataFormSet(MetadataFormSetBase):
+    def clean(self) -> None:
         if any(self.errors):
             return
-        seen = set()
+        seen: set[str | None] = set()
         for form in self.forms:
             key = form.cleaned_data.get("key")
             if key and key in seen:
                 form.add_error("key", f"Key {key} appears twice.")
             seen.add(key)
 
-    def changes(self):
+    def changes(self) -> dict[str, str | None]:
         """The set_metadata argument: key -> value, or None to unset."""
         return {
             form.cleaned_data["key"]: None if form.cleaned_data.get("remove") else form.cleaned_data["value"]
@@ -181,7 +200,10 @@ class BaseMetadataFormSet(forms.BaseFormSet):
         }
 
 
-MetadataFormSet = forms.formset_factory(MetadataRowForm, formset=BaseMetadataFormSet, extra=3)
+# (formset_factory returns a subclass of ``formset``; its stubs say only BaseFormSet)
+MetadataFormSet = cast(
+    type[BaseMetadataFormSet], forms.formset_factory(MetadataRowForm, formset=BaseMetadataFormSet, extra=3)
+)
 
 
 class HostsForm(forms.Form):
@@ -189,9 +211,9 @@ class HostsForm(forms.Form):
 
     hosts = forms.MultipleChoiceField(label="Hosts", required=True, widget=forms.CheckboxSelectMultiple)
 
-    def __init__(self, *args, host_choices=(), **kwargs):
+    def __init__(self, *args: Any, host_choices: Iterable[str] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["hosts"].choices = [(name, name) for name in host_choices]
+        choice_field(self, "hosts").choices = [(name, name) for name in host_choices]
 
 
 class RemoveHostForm(forms.Form):
@@ -201,7 +223,7 @@ class RemoveHostForm(forms.Form):
 class FlavorAccessForm(forms.Form):
     project = text_field("Project", help_text="A project's name or id.", max_length=255)
 
-    def clean_project(self):
+    def clean_project(self) -> Project:
         """The id of the project named (by id first, then by name)."""
         ref = self.cleaned_data["project"].strip()
         project = identity.get_project(ref) or next(iter(identity.list_projects(name=ref)), None)
@@ -217,7 +239,7 @@ class DisableHostForm(ApiCheckedForm):
     api_rules = {"disabled_reason": DISABLED_REASON}
 
 
-def size_field(label, minimum, initial=None, help_text=""):
+def size_field(label: str, minimum: int, initial: str | None = None, help_text: str = "") -> forms.CharField:
     return forms.CharField(
         label=label,
         initial=initial,
@@ -264,8 +286,8 @@ class ExtraSpecForm(forms.Form):
     key = text_field("Key", help_text="e.g. aggregate_instance_extra_specs:ssd, hw:cpu_policy, trait:HW_CPU_X86_AVX2")
     value = text_field("Value", required=False)
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        cleaned = cast(dict[str, Any], super().clean())  # a Form's clean returns its cleaned_data
         key = cleaned.get("key")
         if key is not None:
             message = api_rule_error(key, cleaned.get("value", ""), {"type": "string", "maxLength": 255})
@@ -282,7 +304,7 @@ class ThrottledLoginForm(AuthenticationForm):
     surface: past the limit of failed attempts for the user name or the
     source address, the password is not even checked."""
 
-    def clean(self):
+    def clean(self) -> dict[str, Any]:
         username = self.cleaned_data.get("username") or ""
         address = self.request.META.get("REMOTE_ADDR") if self.request else None
         if username:

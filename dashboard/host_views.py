@@ -1,8 +1,11 @@
 """Compute hosts and availability zones."""
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -12,10 +15,10 @@ from aggregates.audit.models import Event
 from aggregates.errors import ServiceError
 from aggregates.host_aggregates.models import Aggregate
 from aggregates.hosts import services as host_services
+from aggregates.hosts.models import ComputeNode, Service
 from aggregates.placement_client import PlacementError
-from aggregates.servers import services as server_services
-from aggregates.servers.models import Server
-from aggregates.zones.services import zones_by_host
+from aggregates.servers.models import instances_by_host, instances_by_node
+from aggregates.zones.services import zone_memberships, zone_name, zones_by_host
 
 from . import maintenance_views, queries
 from .console import caller_of, console_view, form_error, list_url, page, paginate, redirect_next
@@ -24,13 +27,23 @@ from .forms import DisableHostForm
 
 ZONE_HOSTS_SHOWN = 40
 
+if TYPE_CHECKING:
 
-def _zone_name(zones):
-    return ",".join(zones) if zones else settings.DEFAULT_AVAILABILITY_ZONE
+    class ShownNode(ComputeNode):
+        """A compute node as the host page shows it (for type checking only):
+        ``node_usages`` gives it its instances and usage, and where the usage
+        was read."""
+
+        instances: int
+        used: dict[str, int]
+        usage_source: str
+
+        class Meta:
+            abstract = True
 
 
 @console_view
-def host_list(request):
+def host_list(request: HttpRequest) -> HttpResponse:
     filtered = HostFilter(request.GET, queryset=queries.compute_services().order_by("host"))
     current, querystring = paginate(request, filtered.qs)
     hosts = [service.host for service in current]
@@ -40,7 +53,7 @@ def host_list(request):
     rows = [
         {
             "service": service,
-            "zone": _zone_name(zones.get(service.host)),
+            "zone": zone_name(zones.get(service.host, [])),
             "in_default": service.host not in zones,
             "aggregates": memberships.get(service.host, []),
             "nodes": nodes.get(service.host, []),
@@ -59,7 +72,7 @@ def host_list(request):
 
 @console_view
 @require_POST
-def hosts_bulk_status(request):
+def hosts_bulk_status(request: HttpRequest) -> HttpResponse:
     """Enable or disable the hosts checked on the list, all or none (the
     compute API's os-services update for each), then back to the list."""
     back = list_url("dashboard:hosts", request.POST.get("back"))
@@ -70,7 +83,7 @@ def hosts_bulk_status(request):
         return redirect(back)
     form = DisableHostForm(request.POST)
     if not enable and not form.is_valid():
-        errors = [message for messages_ in form.errors.values() for message in messages_]
+        errors = [str(message) for messages_ in form.errors.values() for message in messages_]
         messages.error(request, f"Nothing was changed: {' '.join(errors)}")
         return redirect(back)
     reason = None if enable else form.cleaned_data["disabled_reason"] or None
@@ -86,7 +99,7 @@ def hosts_bulk_status(request):
     return redirect(back)
 
 
-def _service_or_404(host):
+def _service_or_404(host: str) -> Service:
     service = queries.compute_services().filter(host=host).first()
     if service is None or service.host != host:
         raise Http404(f"Compute host {host} could not be found.")
@@ -94,21 +107,21 @@ def _service_or_404(host):
 
 
 @console_view
-def host_detail(request, host):
+def host_detail(request: HttpRequest, host: str) -> HttpResponse:
     return _host_page(request, host)
 
 
-def node_usages(nodes):
+def node_usages(nodes: Sequence[ComputeNode]) -> str | None:
     """Each node with ``used`` (vCPU, RAM, disk allocated), read from placement
     through the placement client (cached PLACEMENT_CONSOLE_CACHE_SECONDS), and
-    ``servers`` (how many servers that are not deleted are on it). When
-    placement cannot be read, the node's stored figures stand in and
-    ``usage_source`` says so."""
-    counts = server_services.running_counts(nodes)
+    ``instances`` (the instances on it, as the hypervisor API counts them:
+    ``instances_by_node``). When placement cannot be read, the node's stored
+    figures stand in and ``usage_source`` says so."""
+    counts = instances_by_node(nodes)
     placement = placement_client.client()
     problem = None
-    for node in nodes:
-        node.servers = counts.get(str(node.uuid), 0)
+    for node in cast("Sequence[ShownNode]", nodes):
+        node.instances = counts.get(str(node.uuid), 0)
         stored = {"vcpus": node.vcpus_used, "memory_mb": node.memory_mb_used, "local_gb": node.local_gb_used}
         node.used, node.usage_source = stored, "stored"
         if problem is not None:
@@ -127,19 +140,25 @@ def node_usages(nodes):
     return problem
 
 
-def _host_page(request, host, disable_form=None, status=200, maintenance=None):
+def _host_page(
+    request: HttpRequest,
+    host: str,
+    disable_form: DisableHostForm | None = None,
+    status: int = 200,
+    maintenance: dict[str, Any] | None = None,
+) -> HttpResponse:
     service = _service_or_404(host)
-    zones = queries.zone_sources([host]).get(host, [])
+    zones = zone_memberships([host]).get(host, [])
     nodes = queries.nodes_by_host([host]).get(host, [])
     usage_problem = node_usages(nodes)
     context = {
         "service": service,
-        "zone": _zone_name(sorted({z for z, _, _ in zones})),
+        "zone": zone_name(sorted({source.zone for source in zones})),
         "zone_sources": zones,
         "aggregates": queries.aggregates_by_host([host]).get(host, []),
         "nodes": nodes,
         "usage_problem": usage_problem,
-        "server_count": Server.objects.filter(host=host).exclude(vm_state=Server.DELETED).count(),
+        "instance_count": instances_by_host([host]).get(host, 0),
         "events": Event.objects.filter(object_type="service", object_id=str(service.id))[:25],
         "disable_form": disable_form or DisableHostForm(),
         "maintenance": maintenance or maintenance_views.maintenance_card(host),
@@ -150,7 +169,7 @@ def _host_page(request, host, disable_form=None, status=200, maintenance=None):
 
 @console_view
 @require_POST
-def host_maintenance(request, host):
+def host_maintenance(request: HttpRequest, host: str) -> HttpResponse:
     """The Maintenance card's form: a preview (the dry-run plan, shown on the
     host page), or, confirmed, the start or stop itself (then the job page)."""
     _service_or_404(host)
@@ -162,7 +181,7 @@ def host_maintenance(request, host):
 
 @console_view
 @require_POST
-def host_status(request, host):
+def host_status(request: HttpRequest, host: str) -> HttpResponse:
     service = _service_or_404(host)
     enable = request.POST.get("action") == "enable"
     form = DisableHostForm(request.POST)
@@ -186,7 +205,7 @@ def host_status(request, host):
 
 
 @console_view
-def zone_list(request):
+def zone_list(request: HttpRequest) -> HttpResponse:
     """Every zone, once: the named ones with their aggregates and hosts, the
     default zone with both the hosts no aggregate places and those of
     aggregates that name it, and the internal zone of non-compute services."""

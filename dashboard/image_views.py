@@ -7,9 +7,12 @@ answer), then sends the file alone to ``images/<id>/upload/``, which streams
 the request body to the same service function and lets the browser show
 upload progress."""
 
+import uuid
+from typing import Any
+
 from django import forms
 from django.contrib import messages
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -22,6 +25,7 @@ from aggregates.images.models import Image
 from aggregates.precache import services as precache_services
 
 from .console import caller_of, console_view, form_error, page, paginate
+from .forms import choice_field
 
 CREATE_FIELDS = ("name", "disk_format", "container_format", "visibility", "owner", "min_disk", "min_ram", "protected")
 
@@ -37,13 +41,13 @@ class ImageForm(forms.Form):
     protected = forms.BooleanField(required=False, help_text="A protected image cannot be deleted.")
     file = forms.FileField(required=False, help_text="The image data; it can also be uploaded later.")
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         projects = image_services.projects_for_owner_choice()
-        self.fields["owner"].choices = projects
+        choice_field(self, "owner").choices = projects
         self.fields["owner"].initial = next((pid for pid, name in projects if name == "admin"), None)
 
-    def attributes(self):
+    def attributes(self) -> dict[str, Any]:
         """The create body for the service, as the API would pass it."""
         data = self.cleaned_data
         attributes = {key: data[key] for key in CREATE_FIELDS}
@@ -52,12 +56,12 @@ class ImageForm(forms.Form):
         return attributes
 
 
-def _wants_json(request):
+def _wants_json(request: HttpRequest) -> bool:
     return "application/json" in request.headers.get("Accept", "")
 
 
 @console_view
-def image_list(request):
+def image_list(request: HttpRequest) -> HttpResponse:
     images = image_services.visible_images(caller_of(request)).order_by("-created_at", "-id")
     search = request.GET.get("name", "").strip()
     status = request.GET.get("status", "")
@@ -81,7 +85,7 @@ def image_list(request):
     return page(request, context, "dashboard/images/list.html")
 
 
-def _image_or_404(request, image_id):
+def _image_or_404(request: HttpRequest, image_id: uuid.UUID) -> Image:
     try:
         return image_services.get_image(caller_of(request), str(image_id))
     except NotFound as exc:
@@ -89,7 +93,7 @@ def _image_or_404(request, image_id):
 
 
 @console_view
-def image_detail(request, image_id):
+def image_detail(request: HttpRequest, image_id: uuid.UUID) -> HttpResponse:
     image = _image_or_404(request, image_id)
     context = {
         "image": image,
@@ -102,13 +106,13 @@ def image_detail(request, image_id):
     return page(request, context, "dashboard/images/detail.html")
 
 
-def _field_of(exc):
+def _field_of(exc: ServiceError) -> str | None:
     message = exc.message
     return next((name for name in CREATE_FIELDS if f"'{name}'" in message or name in message.split()), None)
 
 
 @console_view(form_page=True)
-def image_create(request):
+def image_create(request: HttpRequest) -> HttpResponse:
     form = ImageForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         caller = caller_of(request)
@@ -142,7 +146,7 @@ def image_create(request):
 
 @console_view
 @require_POST
-def image_upload(request, image_id):
+def image_upload(request: HttpRequest, image_id: uuid.UUID) -> HttpResponse:
     """The image data as the raw request body (``application/octet-stream``), streamed."""
     content_length = request.headers.get("Content-Length", "")
     if not content_length.isdigit():
@@ -160,7 +164,7 @@ def image_upload(request, image_id):
 
 @console_view
 @require_POST
-def image_delete(request, image_id):
+def image_delete(request: HttpRequest, image_id: uuid.UUID) -> HttpResponse:
     image = _image_or_404(request, image_id)
     try:
         image_services.delete_image(caller_of(request), str(image.id))

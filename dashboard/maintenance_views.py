@@ -16,17 +16,21 @@
 """
 
 import re
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
 
 from aggregates.errors import Invalid, NotFound, ServiceError, Unavailable
 from aggregates.hosts.models import Service
 from aggregates.maintenance import services
-from aggregates.maintenance.headroom import capacity_headroom
+from aggregates.maintenance.headroom import Headroom, ResourceHeadroom, capacity_headroom
 from aggregates.maintenance.models import MaintenanceJob
+from aggregates.maintenance.planning import PlannedMove
 from aggregates.placement_client import PlacementError
 
 from .console import caller_of, console_view, form_error, page, paginate
@@ -62,9 +66,9 @@ class MaintenanceForm(forms.Form):
         required=False, initial=False, label="Move back the servers the maintenance moved away"
     )
 
-    def options(self):
+    def options(self) -> dict[str, Any]:
         data = self.cleaned_data
-        options = {"strategy": data["strategy"]}
+        options: dict[str, Any] = {"strategy": data["strategy"]}
         if data["action"] == MaintenanceJob.START:
             options.update(reason=data["reason"] or None, prefer_aggregate_peers=data["prefer_aggregate_peers"])
         else:
@@ -72,7 +76,9 @@ class MaintenanceForm(forms.Form):
         return options
 
 
-def maintenance_card(host, form=None, plan=None):
+def maintenance_card(
+    host: str, form: MaintenanceForm | None = None, plan: services.Plan | None = None
+) -> dict[str, Any]:
     """What the host page's Maintenance card shows: whether the host is in
     maintenance, its last job, and the form (with the plan of a preview)."""
     last = services.last_job(host)
@@ -95,7 +101,7 @@ def maintenance_card(host, form=None, plan=None):
     }
 
 
-def submit(request, host):
+def submit(request: HttpRequest, host: str) -> tuple[HttpResponseRedirect | None, dict[str, Any] | None, int]:
     """The card's POST: without ``confirm`` the dry run (nothing changes),
     with it the maintenance itself. Returns (a redirect to the job, None, 302)
     or (None, the card to show again, its status)."""
@@ -129,7 +135,7 @@ def submit(request, host):
 # --- jobs --------------------------------------------------------------------------------
 
 
-def _job_or_404(job_uuid):
+def _job_or_404(job_uuid: uuid.UUID) -> MaintenanceJob:
     try:
         return services.get_job(str(job_uuid))
     except NotFound as exc:
@@ -137,7 +143,7 @@ def _job_or_404(job_uuid):
 
 
 @console_view
-def job_list(request):
+def job_list(request: HttpRequest) -> HttpResponse:
     rows = services.jobs()
     status = request.GET.get("status")
     if status in dict(MaintenanceJob.STATUSES):
@@ -151,12 +157,12 @@ def job_list(request):
 
 
 @console_view
-def job_detail(request, job_uuid):
+def job_detail(request: HttpRequest, job_uuid: uuid.UUID) -> HttpResponse:
     return page(request, {"job": _job_or_404(job_uuid)}, "dashboard/maintenance/job.html")
 
 
 @console_view
-def job_progress(request, job_uuid):
+def job_progress(request: HttpRequest, job_uuid: uuid.UUID) -> HttpResponse:
     """The part of the job page that changes while it runs (polled by precache.js)."""
     return page(request, {"job": _job_or_404(job_uuid)}, "dashboard/maintenance/_progress.html")
 
@@ -164,11 +170,11 @@ def job_progress(request, job_uuid):
 # --- headroom ------------------------------------------------------------------------------
 
 
-def _plural(count, word):
+def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def short_reason(move, figures):
+def short_reason(move: PlannedMove, figures: Mapping[str, ResourceHeadroom]) -> str:
     """Why a stranded server stays, in a few words: the resource classes no
     host has room for (those the remaining hosts would run short of, else
     every class it asks), or the filters that refused every host."""
@@ -191,7 +197,7 @@ def short_reason(move, figures):
     return (move.reason or "no valid host").split(". ")[0][:120]
 
 
-def _short_on_every_host(move):
+def _short_on_every_host(move: PlannedMove) -> list[str]:
     """The classes every host of a "no room left" explanation lacks for the
     server (the explanation lists each host as ``name (VCPU 3, MEMORY_MB 0 free)``)."""
     rooms = [
@@ -207,15 +213,19 @@ def _short_on_every_host(move):
     ]
 
 
-def headroom_summary(*, aggregate_id=None, zone=None):
+def headroom_summary(*, aggregate_id: int | None = None, zone: str | None = None) -> dict[str, Any]:
     """How many hosts the aggregate (or zone) can lose: ``capacity_headroom``
     for 1, 2, ... lost hosts (at most HEADROOM_MAX_CALLS, and only 1 beyond
     HEADROOM_FULL_LIMIT hosts) up to the first that strands a server. A dict
     for the template: ``sentence``, the ``headroom`` shown in the table (the
     first failing count, else the last computed), ``problem`` when placement
     could not be read or the set is too small."""
-    scope = {"aggregate_id": aggregate_id} if aggregate_id is not None else {"availability_zone": zone}
-    summary = {"scope": "aggregate" if aggregate_id is not None else "zone", "name": zone, "problem": ""}
+    scope: dict[str, Any] = {"aggregate_id": aggregate_id} if aggregate_id is not None else {"availability_zone": zone}
+    summary: dict[str, Any] = {
+        "scope": "aggregate" if aggregate_id is not None else "zone",
+        "name": zone,
+        "problem": "",
+    }
     try:
         headroom = capacity_headroom(**scope, hosts=1)
         total = len(headroom.hosts)
@@ -256,7 +266,7 @@ def headroom_summary(*, aggregate_id=None, zone=None):
     return summary
 
 
-def _sentence(headroom, total, lost, limit, stranded):
+def _sentence(headroom: Headroom, total: int, lost: int, limit: int, stranded: Sequence[Mapping[str, Any]]) -> str:
     hosts = _plural(total, "host")
     if headroom.fits:
         if lost >= total - 1:
@@ -277,7 +287,7 @@ def _sentence(headroom, total, lost, limit, stranded):
 
 
 @console_view
-def headroom(request):
+def headroom(request: HttpRequest) -> HttpResponse:
     """?aggregate=<id> or ?zone=<name>: the headroom panel, as a page or
     (with the X-Console-Fragment header) as the fragment the aggregate and
     zones pages load."""
@@ -286,7 +296,7 @@ def headroom(request):
     if aggregate:
         if not aggregate.isdigit():
             raise Http404("No such aggregate.")
-        scope = {"aggregate_id": int(aggregate)}
+        scope: dict[str, Any] = {"aggregate_id": int(aggregate)}
     elif zone:
         scope = {"zone": zone}
     else:

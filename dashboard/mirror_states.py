@@ -3,7 +3,11 @@ shows it: read from the configured placement through the placement client
 (one request a page), never from placement's tables, so that it is right
 whichever placement PLACEMENT_URL names."""
 
+from collections.abc import Mapping, Sequence
+
 from aggregates import placement_client
+from aggregates.host_aggregates.models import Aggregate
+from aggregates.hosts.models import ComputeNode
 from aggregates.mirroring.models import PlacementMirrorRequest
 from aggregates.placement_client import PlacementError, PlacementUnreachable
 
@@ -16,15 +20,18 @@ MISSING = (
 UNREACHABLE = "unknown: placement unreachable"
 PLACEMENT_FAILED = "unknown: placement error"
 
+# (badge level, label, detail)
+MirrorState = tuple[str, str, str]
 
-def associated_providers(aggregate):
+
+def associated_providers(aggregate: Aggregate) -> set[str]:
     """The uuids of the providers placement associates with ``aggregate``
     (one GET /resource_providers?member_of=...)."""
     providers = placement_client.client().list_providers(member_of=aggregate.uuid)
     return {str(p["uuid"]) for p in providers}
 
 
-def _outbox_note(row):
+def _outbox_note(row: PlacementMirrorRequest | None) -> str:
     if row is None or row.status not in (PlacementMirrorRequest.PENDING, PlacementMirrorRequest.FAILED):
         return ""
     if row.status == PlacementMirrorRequest.PENDING:
@@ -32,16 +39,20 @@ def _outbox_note(row):
     return f" The change failed in the outbox: {row.last_error}"
 
 
-def mirror_states(aggregate, hosts, nodes_of_host):
+def mirror_states(
+    aggregate: Aggregate, hosts: Sequence[str], nodes_of_host: Mapping[str, Sequence[ComputeNode]]
+) -> dict[str, MirrorState]:
     """host -> (badge level, label, detail) for ``hosts`` of the aggregate:
     whether placement associates the host's providers with the aggregate,
     else the state of the host's latest outbox row. When placement cannot
     be read, the state is unknown, with the cause (and the outbox row's
     state, which is known)."""
-    latest = {}
-    for row in PlacementMirrorRequest.objects.filter(aggregate_uuid=aggregate.uuid, host__in=hosts).order_by("id"):
-        latest[row.host] = row
-    associated, failure = set(), None
+    latest: dict[str, PlacementMirrorRequest] = {}
+    rows = PlacementMirrorRequest.objects.filter(aggregate_uuid=aggregate.uuid, host__in=hosts).order_by("id")
+    for outbox_row in rows:
+        latest[outbox_row.host] = outbox_row
+    associated: set[str] = set()
+    failure: tuple[str, str] | None = None
     if any(nodes_of_host.get(host) for host in hosts):
         try:
             associated = associated_providers(aggregate)
@@ -49,7 +60,7 @@ def mirror_states(aggregate, hosts, nodes_of_host):
             failure = (UNREACHABLE, exc.message)
         except PlacementError as exc:
             failure = (PLACEMENT_FAILED, exc.message)
-    states = {}
+    states: dict[str, MirrorState] = {}
     for host in hosts:
         nodes = nodes_of_host.get(host, [])
         row = latest.get(host)

@@ -14,14 +14,21 @@ layout (status 200: the console works, its placement part does not)."""
 
 import uuid as uuid_module
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from django.conf import settings
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 
 from aggregates import placement_client
 from aggregates.host_aggregates.models import Aggregate
 from aggregates.hosts.models import ComputeNode
-from aggregates.placement_client import PlacementError, PlacementUnreachable, ProviderNotFound
+from aggregates.placement_client import (
+    PlacementClient,
+    PlacementError,
+    PlacementUnreachable,
+    ProviderNotFound,
+)
 
 from .console import console_view, page, paginate
 
@@ -33,18 +40,21 @@ REQUESTS_PER_PROVIDER = 4
 # Resource classes shown first, in this order; the others follow by name.
 CLASS_ORDER = ("VCPU", "MEMORY_MB", "DISK_GB")
 
+# A provider as placement lists it (uuid, name, generation, tree uuids...).
+Provider = dict[str, Any]
 
-def max_age():
+
+def max_age() -> float:
     return settings.PLACEMENT_CONSOLE_CACHE_SECONDS
 
 
-def placement_source(placement):
+def placement_source(placement: PlacementClient) -> str:
     if placement.in_process:
         return "Corral's own placement (in process)"
     return f"the placement at {placement.base_url}"
 
 
-def placement_problem(placement, exc):
+def placement_problem(placement: PlacementClient, exc: PlacementError) -> str:
     """A sentence for the page when placement could not be read."""
     what = "is unreachable" if isinstance(exc, PlacementUnreachable) else "answered with an error"
     return (
@@ -53,7 +63,7 @@ def placement_problem(placement, exc):
     )
 
 
-def provider_count():
+def provider_count() -> tuple[int, None] | tuple[None, dict[str, str]]:
     """(number of resource providers, None), or (None, {"label", "detail"})
     saying why it is unknown; from the cached listing the providers page
     also uses."""
@@ -65,13 +75,15 @@ def provider_count():
         return None, {"label": label, "detail": exc.message}
 
 
-def _class_key(resource_class):
+def _class_key(resource_class: str) -> tuple[int, int, str]:
     if resource_class in CLASS_ORDER:
         return (0, CLASS_ORDER.index(resource_class), "")
     return (1, 0, resource_class)
 
 
-def _corral_names(providers, aggregate_uuids):
+def _corral_names(
+    providers: Iterable[Provider], aggregate_uuids: Iterable[str]
+) -> tuple[dict[str, str], dict[str, Aggregate]]:
     """Provider uuid -> Corral host (compute nodes' providers have the
     node's uuid), and aggregate uuid -> Corral aggregate."""
     uuids = [p["uuid"] for p in providers]
@@ -80,7 +92,7 @@ def _corral_names(providers, aggregate_uuids):
     return hosts, aggregates
 
 
-def _details(placement, provider):
+def _details(placement: PlacementClient, provider: Provider) -> dict[str, Any]:
     """What placement holds on one provider (four requests, or none from
     the cache)."""
     provider_uuid = provider["uuid"]
@@ -89,7 +101,7 @@ def _details(placement, provider):
     usages = placement.provider_usages(provider_uuid, max_age=age)
     traits = placement.provider_traits(provider_uuid, max_age=age)
     aggregates, _generation = placement.provider_aggregates(provider_uuid, max_age=age)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for resource_class in sorted(inventories, key=_class_key):
         record = inventories[resource_class]
         rows.append(
@@ -103,11 +115,11 @@ def _details(placement, provider):
     return {"provider": provider, "inventories": rows, "traits": traits, "aggregate_uuids": sorted(aggregates)}
 
 
-def provider_rows(placement, providers):
+def provider_rows(placement: PlacementClient, providers: Sequence[Provider]) -> list[dict[str, Any]]:
     """A row per provider (provider, Corral host, inventories with usage,
     traits, aggregates named when Corral has them). A provider deleted
     since the listing was read is left out."""
-    details = []
+    details: list[dict[str, Any]] = []
     for provider in providers:
         try:
             details.append(_details(placement, provider))
@@ -126,16 +138,16 @@ def provider_rows(placement, providers):
     ]
 
 
-def _by_name(provider):
+def _by_name(provider: Provider) -> tuple[str, str]:
     return (provider["name"], provider["uuid"])
 
 
-def _root_of(provider):
+def _root_of(provider: Provider) -> str:
     return provider.get("root_provider_uuid") or provider["uuid"]
 
 
 @console_view
-def provider_list(request):
+def provider_list(request: HttpRequest) -> HttpResponse:
     """Root providers, ROOTS_PER_PAGE at a time (by name, filtered on a part
     of the name), each with its tree below it."""
     placement = placement_client.client()
@@ -154,12 +166,12 @@ def provider_list(request):
         rows = provider_rows(placement, sorted((p for p in providers if _root_of(p) in shown_roots), key=_by_name))
     except PlacementError as exc:
         return page(request, {**context, "placement_error": placement_problem(placement, exc)}, LIST_TEMPLATE)
-    children = defaultdict(list)
+    children: defaultdict[str | None, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         children[row["provider"].get("parent_provider_uuid")].append(row)
-    tree = []
+    tree: list[dict[str, Any]] = []
 
-    def walk(row, depth):
+    def walk(row: dict[str, Any], depth: int) -> None:
         tree.append({**row, "depth": depth})
         for child in children.get(row["provider"]["uuid"], []):
             walk(child, depth + 1)
@@ -169,7 +181,7 @@ def provider_list(request):
     return page(request, {**context, "page": current, "querystring": querystring, "tree": tree}, LIST_TEMPLATE)
 
 
-def _is_uuid(value):
+def _is_uuid(value: str) -> bool:
     try:
         uuid_module.UUID(value)
     except ValueError:
@@ -178,7 +190,7 @@ def _is_uuid(value):
 
 
 @console_view
-def provider_detail(request, uuid):
+def provider_detail(request: HttpRequest, uuid: str) -> HttpResponse:
     """One provider: its inventories with usage, traits, aggregates, parent
     and the other providers of its tree."""
     if not _is_uuid(uuid):
@@ -188,7 +200,8 @@ def provider_detail(request, uuid):
     try:
         provider = placement.get_provider(uuid, max_age=max_age())
         tree = placement.list_providers(in_tree=uuid, max_age=max_age())
-        (row,) = provider_rows(placement, [provider]) or [None]
+        rows: list[dict[str, Any] | None] = [*provider_rows(placement, [provider])]
+        (row,) = rows or [None]
     except ProviderNotFound:
         raise Http404(f"No resource provider with uuid {uuid}.") from None
     except PlacementError as exc:

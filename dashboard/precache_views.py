@@ -3,26 +3,32 @@
 progress updates itself (``dashboard/precache.js`` polls the progress
 fragment; no full reload), and schedule editing."""
 
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
 from django import forms
 from django.contrib import messages
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
 from aggregates.errors import NotFound, ServiceError
 from aggregates.host_aggregates import services as aggregate_services
+from aggregates.host_aggregates.models import Aggregate
 from aggregates.images import services as image_services
 from aggregates.images.models import Image
 from aggregates.precache import schedules, services
 from aggregates.precache.models import ImageCacheJob
 
 from .console import caller_of, console_view, form_error, page, paginate
+from .forms import choice_field
 
 DAYS = [("*", "every day"), ("1-5", "Monday to Friday"), ("0,6", "weekends")] + [
     (str(n), name) for n, name in enumerate(["Sundays", "Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays"])
 ]
 
 
-def _image_choices(request):
+def _image_choices(request: HttpRequest) -> list[tuple[str, str]]:
     rows = image_services.visible_images(caller_of(request)).filter(status=Image.ACTIVE).order_by("name")
     return [(str(image.id), f"{image.name or '(no name)'} — {image.id}") for image in rows]
 
@@ -30,9 +36,9 @@ def _image_choices(request):
 class CacheImagesForm(forms.Form):
     images = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, help_text="Active images only.")
 
-    def __init__(self, *args, image_choices=(), **kwargs):
+    def __init__(self, *args: Any, image_choices: Sequence[tuple[str, str]] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["images"].choices = image_choices
+        choice_field(self, "images").choices = image_choices
 
 
 class ScheduleForm(CacheImagesForm):
@@ -42,21 +48,21 @@ class ScheduleForm(CacheImagesForm):
     enabled = forms.BooleanField(required=False, initial=True)
 
 
-def _aggregate_or_404(aggregate_id):
+def _aggregate_or_404(aggregate_id: int) -> Aggregate:
     try:
         return aggregate_services.get_aggregate(aggregate_id)
     except NotFound as exc:
         raise Http404(exc.message)
 
 
-def _job_or_404(job_uuid):
+def _job_or_404(job_uuid: uuid.UUID) -> ImageCacheJob:
     try:
         return services.get_job(str(job_uuid))
     except NotFound as exc:
         raise Http404(exc.message)
 
 
-def _schedule_or_404(schedule_id):
+def _schedule_or_404(schedule_id: int) -> schedules.Schedule:
     try:
         return schedules.get_schedule(schedule_id)
     except NotFound as exc:
@@ -64,7 +70,7 @@ def _schedule_or_404(schedule_id):
 
 
 @console_view
-def aggregate_cache(request, aggregate_id):
+def aggregate_cache(request: HttpRequest, aggregate_id: int) -> HttpResponse:
     """GET: the form and the aggregate's schedules and jobs; POST: start a job."""
     aggregate = _aggregate_or_404(aggregate_id)
     choices = _image_choices(request)
@@ -88,7 +94,7 @@ def aggregate_cache(request, aggregate_id):
 
 
 @console_view
-def schedule_create(request, aggregate_id):
+def schedule_create(request: HttpRequest, aggregate_id: int) -> HttpResponse:
     aggregate = _aggregate_or_404(aggregate_id)
     if request.method != "POST":
         return redirect("dashboard:aggregate_cache", aggregate.id)
@@ -116,7 +122,7 @@ def schedule_create(request, aggregate_id):
 
 
 @console_view(form_page=True)
-def schedule_edit(request, schedule_id):
+def schedule_edit(request: HttpRequest, schedule_id: int) -> HttpResponse:
     schedule = _schedule_or_404(schedule_id)
     aggregate = _aggregate_or_404(schedule.aggregate_id)
     crontab = schedule.crontab
@@ -130,16 +136,16 @@ def schedule_edit(request, schedule_id):
     data = request.POST if request.method == "POST" else None
     form = ScheduleForm(data, image_choices=_image_choices(request), initial=initial)
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
+        cleaned = form.cleaned_data
         try:
             schedules.update_schedule(
                 caller_of(request),
                 schedule.task.pk,
-                data["images"],
-                data["minute"],
-                data["hour"],
-                data["day_of_week"],
-                data["enabled"],
+                cleaned["images"],
+                cleaned["minute"],
+                cleaned["hour"],
+                cleaned["day_of_week"],
+                cleaned["enabled"],
             )
         except ServiceError as exc:
             form_error(form, exc)
@@ -151,7 +157,7 @@ def schedule_edit(request, schedule_id):
 
 
 @console_view(form_page=True)
-def schedule_delete(request, schedule_id):
+def schedule_delete(request: HttpRequest, schedule_id: int) -> HttpResponse:
     schedule = _schedule_or_404(schedule_id)
     if request.method == "POST":
         schedules.delete_schedule(caller_of(request), schedule.task.pk)
@@ -160,7 +166,7 @@ def schedule_delete(request, schedule_id):
 
 
 @console_view
-def job_list(request):
+def job_list(request: HttpRequest) -> HttpResponse:
     rows = services.jobs()
     status = request.GET.get("status")
     if status in dict(ImageCacheJob.STATUSES):
@@ -170,7 +176,7 @@ def job_list(request):
     return page(request, context, "dashboard/precache/jobs.html")
 
 
-def _job_context(job_uuid):
+def _job_context(job_uuid: uuid.UUID) -> dict[str, Any]:
     """The job, and the names of its images (an image deleted since shows its id)."""
     job = _job_or_404(job_uuid)
     names = dict(Image.objects.filter(pk__in=job.image_ids).values_list("id", "name"))
@@ -178,11 +184,11 @@ def _job_context(job_uuid):
 
 
 @console_view
-def job_detail(request, job_uuid):
+def job_detail(request: HttpRequest, job_uuid: uuid.UUID) -> HttpResponse:
     return page(request, _job_context(job_uuid), "dashboard/precache/job.html")
 
 
 @console_view
-def job_progress(request, job_uuid):
+def job_progress(request: HttpRequest, job_uuid: uuid.UUID) -> HttpResponse:
     """The part of the job page that changes while it runs (polled by precache.js)."""
     return page(request, _job_context(job_uuid), "dashboard/precache/_progress.html")

@@ -2,72 +2,51 @@
 whatever the number of hosts."""
 
 from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
-from aggregates.host_aggregates.models import AggregateHost, AggregateMetadata
-from aggregates.hosts.models import ComputeNode, Service
-from aggregates.zones.services import AZ_KEY, zones_by_host
+from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
+from aggregates.hosts.models import ComputeNode, Service, ServiceQuerySet
+from aggregates.zones.services import AZ_KEY, unzoned_hosts, zoned_hosts, zones_by_host
 
 
-def compute_services():
+def compute_services() -> ServiceQuerySet:
     return Service.objects.filter(binary=Service.COMPUTE)
 
 
-def compute_services_by_host(hosts):
+def compute_services_by_host(hosts: Iterable[str]) -> dict[str, Service]:
     return {s.host: s for s in compute_services().filter(host__in=list(hosts))}
 
 
-def nodes_by_host(hosts):
-    nodes = defaultdict(list)
+def nodes_by_host(hosts: Iterable[str]) -> defaultdict[str, list[ComputeNode]]:
+    nodes: defaultdict[str, list[ComputeNode]] = defaultdict(list)
     for node in ComputeNode.objects.filter(host__in=list(hosts)).order_by("hypervisor_hostname"):
         nodes[node.host].append(node)
     return nodes
 
 
-def zone_sources(hosts):
-    """host -> [(zone, aggregate id, aggregate name)] for the AZ aggregates each host is in."""
-    rows = (
-        AggregateHost.objects.filter(host__in=list(hosts), aggregate__metadata_items__key=AZ_KEY)
-        .values_list("host", "aggregate__metadata_items__value", "aggregate_id", "aggregate__name")
-        .order_by("host", "aggregate__name")
-    )
-    sources = defaultdict(list)
-    for host, zone, aggregate_id, name in rows:
-        sources[host].append((zone, aggregate_id, name))
-    return sources
-
-
-def hosts_in_zones(zones=None):
-    """A subquery of the hosts that an aggregate with a zone holds: any zone,
-    or one of ``zones``. (The hosts that cannot join an aggregate because
-    another zone holds them are the service's: hosts_held_by_other_zones.)"""
-    zone_aggregates = AggregateMetadata.objects.filter(key=AZ_KEY)
-    if zones is not None:
-        zone_aggregates = zone_aggregates.filter(value__in=zones)
-    return AggregateHost.objects.filter(aggregate__in=zone_aggregates.values("aggregate")).values("host")
-
-
-def hosts_of_aggregate(aggregate):
+def hosts_of_aggregate(aggregate: Aggregate) -> QuerySet[AggregateHost, Any]:  # rows {"host": ...}
     """A subquery of the aggregate's hosts."""
     return AggregateHost.objects.filter(aggregate=aggregate).values("host")
 
 
-def aggregates_by_host(hosts):
+def aggregates_by_host(hosts: Iterable[str]) -> defaultdict[str, list[tuple[int, str]]]:
     """host -> [(aggregate id, name)]."""
-    memberships = defaultdict(list)
+    memberships: defaultdict[str, list[tuple[int, str]]] = defaultdict(list)
     rows = AggregateHost.objects.filter(host__in=list(hosts)).values_list("host", "aggregate_id", "aggregate__name")
     for host, aggregate_id, name in rows.order_by("aggregate__name"):
         memberships[host].append((aggregate_id, name))
     return memberships
 
 
-def metadata_keys():
+def metadata_keys() -> list[str]:
     return list(AggregateMetadata.objects.order_by("key").values_list("key", flat=True).distinct())
 
 
-def zone_overview():
+def zone_overview() -> list[dict[str, Any]]:
     """Every availability zone the compute API lists, one entry per zone:
     the zones aggregates name, the default zone (hosts no aggregate places,
     and hosts of aggregates that name it explicitly, in one entry) and the
@@ -75,18 +54,16 @@ def zone_overview():
     and the zones page shows them."""
     default = settings.DEFAULT_AVAILABILITY_ZONE
     internal = settings.INTERNAL_SERVICE_AVAILABILITY_ZONE
-    aggregates_of_zone = defaultdict(list)
+    aggregates_of_zone: defaultdict[str, list[tuple[int, str]]] = defaultdict(list)
     rows = AggregateMetadata.objects.filter(key=AZ_KEY).values_list("value", "aggregate_id", "aggregate__name")
     for zone, aggregate_id, name in rows.order_by("value", "aggregate__name"):
         aggregates_of_zone[zone].append((aggregate_id, name))
-    hosts_of_zone = defaultdict(list)
+    hosts_of_zone: defaultdict[str, list[str]] = defaultdict(list)
     for host, zones in sorted(zones_by_host().items()):
         for zone in zones:
             hosts_of_zone[zone].append(host)
-    default_only = list(
-        compute_services().exclude(host__in=hosts_in_zones()).order_by("host").values_list("host", flat=True)
-    )
-    entries = []
+    default_only = list(unzoned_hosts())
+    entries: list[dict[str, Any]] = []
     for name in sorted(set(aggregates_of_zone) | {default}):
         is_default = name == default
         if is_default and not (default_only or aggregates_of_zone.get(name)):
@@ -122,7 +99,7 @@ def zone_overview():
     return entries
 
 
-def zone_counts():
+def zone_counts() -> dict[str, int]:
     """How many zones the zones page shows with hosts (as Nova lists them) and
     how many named zones have none yet: two queries, whatever the size."""
     default = settings.DEFAULT_AVAILABILITY_ZONE
@@ -134,7 +111,7 @@ def zone_counts():
         .order_by()
     )
     services = Service.objects.aggregate(
-        default_only=Count("id", filter=Q(binary=Service.COMPUTE) & ~Q(host__in=hosts_in_zones())),
+        default_only=Count("id", filter=Q(binary=Service.COMPUTE) & ~Q(host__in=zoned_hosts())),
         internal=Count("id", filter=~Q(binary=Service.COMPUTE)),
     )
     with_hosts = {zone for zone, hosts in named.items() if hosts}

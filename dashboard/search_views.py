@@ -2,8 +2,10 @@
 providers by name or UUID, a few of each, each linking to its page."""
 
 import uuid
+from typing import Any
 
 from django.db.models import Q
+from django.http import HttpRequest, HttpResponse
 
 from aggregates import placement_client
 from aggregates.flavors.models import Flavor
@@ -16,7 +18,7 @@ from .console import console_view, page
 SHOWN = 20
 
 
-def _providers(term):
+def _providers(term: str) -> tuple[list[dict[str, Any]], str | None]:
     placement = placement_client.client()
     try:
         providers = placement.list_providers(max_age=placement_views.max_age())
@@ -27,7 +29,7 @@ def _providers(term):
     return sorted(found, key=lambda p: p["name"])[:SHOWN], None
 
 
-def _as_uuid(term):
+def _as_uuid(term: str) -> uuid.UUID | None:
     try:
         return uuid.UUID(term)
     except ValueError:
@@ -35,9 +37,9 @@ def _as_uuid(term):
 
 
 @console_view
-def search(request):
+def search(request: HttpRequest) -> HttpResponse:
     term = request.GET.get("q", "").strip()[:255]
-    results = {"hosts": [], "aggregates": [], "flavors": [], "providers": []}
+    results: dict[str, list[Any]] = {"hosts": [], "aggregates": [], "flavors": [], "providers": []}
     placement_error = None
     if term:
         by_uuid = Q(uuid=_as_uuid(term)) if _as_uuid(term) else Q(pk__in=[])

@@ -5,10 +5,12 @@ functions (the same ones ``/servers`` calls)."""
 
 import dataclasses
 import uuid as uuid_module
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -16,12 +18,13 @@ from django.views.decorators.http import require_POST
 from aggregates import value_schemas
 from aggregates.errors import ServiceError
 from aggregates.identity import services as identity
+from aggregates.identity.caller import Caller
 from aggregates.images.models import Image
 from aggregates.servers import services
 from aggregates.servers.models import Server, status_of, status_q
 
 from .console import caller_of, console_view, form_error, page, paginate
-from .forms import ApiCheckedForm, text_field
+from .forms import ApiCheckedForm, choice_field, text_field
 from .scheduling_views import flavor_choices, image_choices, project_choices, zone_choices
 
 STATUSES = ["ACTIVE", "BUILD", "MIGRATING", "VERIFY_RESIZE", "SHUTOFF", "ERROR", "DELETED"]
@@ -42,8 +45,22 @@ FORM_FIELD_OF = {
 }
 
 
-def _decorate(servers, projects):
-    for server in servers:
+if TYPE_CHECKING:
+
+    class ShownServer(Server):
+        """A server as the list shows it (for type checking only): ``_decorate``
+        gives it its status, its project's and its flavor's names."""
+
+        status: str
+        project_name: str
+        flavor_name: str
+
+        class Meta:
+            abstract = True
+
+
+def _decorate(servers: list[Server], projects: Mapping[str, str]) -> list[Server]:
+    for server in cast("list[ShownServer]", servers):
         server.status = status_of(server)
         server.project_name = projects.get(server.project_id, "")
         server.flavor_name = (server.flavor or {}).get("original_name") or server.flavorid
@@ -51,7 +68,7 @@ def _decorate(servers, projects):
 
 
 @console_view
-def server_list(request):
+def server_list(request: HttpRequest) -> HttpResponse:
     """Every project's servers (the console is for admins and readers),
     newest first; deleted ones only when asked for by status."""
     rows = Server.objects.select_related("decision")
@@ -88,7 +105,7 @@ def server_list(request):
     return page(request, context, "dashboard/servers/list.html")
 
 
-def _server_or_404(server_uuid):
+def _server_or_404(server_uuid: str) -> Server:
     try:
         parsed = uuid_module.UUID(str(server_uuid))
     except ValueError:
@@ -99,7 +116,7 @@ def _server_or_404(server_uuid):
     return server
 
 
-def _image_of(server):
+def _image_of(server: Server) -> Image | None:
     try:
         image_id = uuid_module.UUID(server.image_id)
     except ValueError:
@@ -108,7 +125,7 @@ def _image_of(server):
 
 
 @console_view
-def server_detail(request, server_uuid):
+def server_detail(request: HttpRequest, server_uuid: str) -> HttpResponse:
     server = _server_or_404(server_uuid)
     project = identity.get_project(server.project_id) if server.project_id else None
     _decorate([server], {server.project_id: project.name} if project else {})
@@ -139,18 +156,18 @@ class BootForm(ApiCheckedForm):
     project = forms.ChoiceField(label="Project", help_text="The project the servers belong to.")
     api_rules = {"name": value_schemas.name}
 
-    def __init__(self, *args, caller, **kwargs):
+    def __init__(self, *args: Any, caller: Caller, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["flavor"].choices = [("", "— choose a flavor —")] + flavor_choices(caller)
-        self.fields["image"].choices = [("", "— choose an image —")] + image_choices(caller)
-        self.fields["zone"].choices = [("", "any")] + zone_choices()
+        choice_field(self, "flavor").choices = [("", "— choose a flavor —")] + flavor_choices(caller)
+        choice_field(self, "image").choices = [("", "— choose an image —")] + image_choices(caller)
+        choice_field(self, "zone").choices = [("", "any")] + zone_choices()
         projects = project_choices()
-        self.fields["project"].choices = projects
+        choice_field(self, "project").choices = projects
         self.fields["project"].initial = next((pid for pid, name in projects if name == "admin"), None)
 
 
 @console_view(form_page=True)
-def server_create(request):
+def server_create(request: HttpRequest) -> HttpResponse:
     caller = caller_of(request)
     form = BootForm(request.POST if request.method == "POST" else None, caller=caller)
     if request.method == "POST" and form.is_valid():
@@ -179,7 +196,7 @@ def server_create(request):
 
 @console_view
 @require_POST
-def server_delete(request, server_uuid):
+def server_delete(request: HttpRequest, server_uuid: str) -> HttpResponse:
     server = _server_or_404(server_uuid)
     try:
         services.delete_server(caller_of(request), str(server.uuid))

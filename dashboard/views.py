@@ -1,7 +1,10 @@
 """Console overview. Views read through service functions, models and
 dashboard.queries (placement through the placement client); they hold no rules."""
 
+from typing import Any
+
 from django.db.models import Count, Q
+from django.http import HttpRequest, HttpResponse
 
 from aggregates.audit.models import Event
 from aggregates.flavors.models import Flavor
@@ -16,7 +19,7 @@ RECENT_EVENTS = 10
 ATTENTION_SHOWN = 8
 
 
-def _host_counts():
+def _host_counts() -> dict[str, int]:
     services = queries.compute_services()
     return services.aggregate(
         total=Count("id"),
@@ -25,7 +28,7 @@ def _host_counts():
     )
 
 
-def _mirror_status():
+def _mirror_status() -> dict[str, Any]:
     counts = dict(PlacementMirrorRequest.objects.values_list("status").annotate(n=Count("id")).order_by())
     return {
         "pending": counts.get(PlacementMirrorRequest.PENDING, 0),
@@ -38,14 +41,14 @@ def _mirror_status():
     }
 
 
-def _hosts_needing_attention():
+def _hosts_needing_attention() -> dict[str, Any]:
     """Down or disabled compute hosts, the first few, and how many there are."""
     hosts = queries.compute_services().filter(Q(disabled=True) | ~up_q()).order_by("host")
     return {"first": list(hosts[:ATTENTION_SHOWN]), "count": hosts.count()}
 
 
 @console_view
-def home(request):
+def home(request: HttpRequest) -> HttpResponse:
     hosts = _host_counts()
     providers, providers_unknown = placement_views.provider_count()
     zones = queries.zone_counts()

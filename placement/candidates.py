@@ -14,7 +14,9 @@ resources can be used by every tree it shares an aggregate with).
 
 import itertools
 from collections import defaultdict
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import os_traits
 from django.db import connection
@@ -32,6 +34,9 @@ from placement.models import (
 )
 from placement.services.providers import providers_in_aggregates
 
+if TYPE_CHECKING:
+    from placement.api.queryparams import RequestGroup, RequestWideParams
+
 SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
 # Above this many ids, read whole tables and filter in Python instead of
 # sending huge IN (...) lists (SQLite caps bound parameters).
@@ -45,17 +50,27 @@ RP_AGG = ResourceProviderAggregate._meta.db_table
 AGG = PlacementAggregate._meta.db_table
 
 
+# (provider id, resource class name, amount)
+Resource = tuple[int, str, int]
+# (group suffix, the uuids of the providers that satisfied it)
+GroupMapping = tuple[str, frozenset[str]]
+# provider id -> the id of its tree's root
+Roots = dict[int, int]
+# (provider id, anchor root id, class id)
+TreeCandidate = tuple[int, int, int]
+
+
 class NoCandidates(Exception):
     """Some filter already rules out every candidate."""
 
 
-def _query(sql, params=()):
+def _query(sql: str, params: Sequence[int] = ()) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 
 
-def _in_clause(column, ids):
+def _in_clause(column: str, ids: Collection[int]) -> tuple[str, list[int]]:
     """(" AND column IN (...)", params), or no filter for big sets."""
     if len(ids) > MAX_IN_LIST:
         return "", []
@@ -72,11 +87,11 @@ class AllocationRequest:
     provider uuids that satisfied them."""
 
     anchor: int
-    resources: tuple
-    mappings: tuple  # ((suffix, frozenset of uuids), ...)
+    resources: tuple[Resource, ...]
+    mappings: tuple[GroupMapping, ...]
     use_same_provider: bool = False
 
-    def key(self):
+    def key(self) -> tuple[frozenset[Resource], tuple[GroupMapping, ...]]:
         return (frozenset(self.resources), self.mappings)
 
 
@@ -84,17 +99,17 @@ class AllocationRequest:
 class Provider:
     id: int
     uuid: str
-    parent_id: int
+    parent_id: int | None
     root_id: int
-    traits: set = field(default_factory=set)
+    traits: set[str] = field(default_factory=set)
     # class name -> (capacity, used, max_unit)
-    resources: dict = field(default_factory=dict)
+    resources: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
 
 @dataclass
 class Candidates:
-    allocation_requests: list
-    providers: dict  # id -> Provider, for the trees of the allocation requests
+    allocation_requests: list[AllocationRequest]
+    providers: dict[int, Provider]  # id -> Provider, for the trees of the allocation requests
 
 
 # --- the search ------------------------------------------------------------------
@@ -103,7 +118,7 @@ class Candidates:
 class Search:
     """State shared by all request groups of one GET /allocation_candidates."""
 
-    def __init__(self, wide, nested_aware):
+    def __init__(self, wide: "RequestWideParams", nested_aware: bool) -> None:
         self.wide = wide
         self.nested_aware = nested_aware
         self.has_trees = ResourceProvider.objects.filter(parent__isnull=False).exists()
@@ -112,16 +127,16 @@ class Search:
                 "resource_provider_id", flat=True
             )
         )
-        self.providers = {}  # id -> Provider, from load_snapshot
+        self.providers: dict[int, Provider] = {}  # id -> Provider, from load_snapshot
         # class id -> [(provider id, root id, free, min_unit, max_unit, step_size)]
-        self.inventory = defaultdict(list)
-        self._capacity = {}
-        self._anchors = None
+        self.inventory: defaultdict[int, list[tuple[int, int, int, int, int, int]]] = defaultdict(list)
+        self._capacity: dict[tuple[int, int], Roots] = {}
+        self._anchors: defaultdict[int, set[int]] | None = None
         self.anchor_roots = self._anchor_roots()
 
     # -- loading --
 
-    def load_snapshot(self, scope):
+    def load_snapshot(self, scope: Collection[int] | None) -> None:
         """Read, in three queries, everything the search needs about the
         providers in ``scope`` (ids, or None for all): their tree links, their
         inventories with current usage, and their traits."""
@@ -163,7 +178,7 @@ class Search:
             if provider is not None:
                 provider.traits.add(names[trait_id])
 
-    def providers_with_capacity(self, class_id, amount, root_id=None):
+    def providers_with_capacity(self, class_id: int, amount: int, root_id: int | None = None) -> Roots:
         """{provider id: root id} for providers that can take ``amount`` more."""
         key = (class_id, amount)
         if key not in self._capacity:
@@ -177,10 +192,11 @@ class Search:
             return {rp: root for rp, root in found.items() if root == root_id}
         return found
 
-    def sharing_anchors(self):
+    def sharing_anchors(self) -> defaultdict[int, set[int]]:
         """{sharing provider id: {root ids of trees sharing an aggregate with it}}."""
         if self._anchors is None:
-            self._anchors = defaultdict(set)
+            anchors: defaultdict[int, set[int]] = defaultdict(set)
+            self._anchors = anchors
             if self.sharing:
                 clause, params = _in_clause("mine.resource_provider_id", self.sharing)
                 rows = _query(
@@ -191,10 +207,10 @@ class Search:
                 )
                 for sharing_id, root_id in rows:
                     if sharing_id in self.sharing:
-                        self._anchors[sharing_id].add(root_id)
+                        anchors[sharing_id].add(root_id)
         return self._anchors
 
-    def _anchor_roots(self):
+    def _anchor_roots(self) -> set[int] | None:
         """Roots allowed by root_required (None: any root)."""
         required, forbidden = self.wide.root_required, self.wide.root_forbidden
         if not (required or forbidden):
@@ -209,11 +225,11 @@ class Search:
             raise NoCandidates()
         return roots
 
-    def anchor_allowed(self, root_id):
+    def anchor_allowed(self, root_id: int) -> bool:
         return self.anchor_roots is None or root_id in self.anchor_roots
 
 
-def _trait_ids(names):
+def _trait_ids(names: Collection[str]) -> dict[str, int]:
     found = dict(Trait.objects.filter(name__in=names).values_list("name", "id"))
     missing = sorted(set(names) - set(found))
     if missing:
@@ -221,7 +237,7 @@ def _trait_ids(names):
     return found
 
 
-def _providers_with_any_trait(trait_ids):
+def _providers_with_any_trait(trait_ids: Collection[int]) -> set[int]:
     return set(
         ResourceProviderTrait.objects.filter(trait_id__in=trait_ids).values_list("resource_provider_id", flat=True)
     )
@@ -230,19 +246,19 @@ def _providers_with_any_trait(trait_ids):
 class GroupSearch:
     """One request group, its filters resolved to ids."""
 
-    def __init__(self, search, group, class_ids):
+    def __init__(self, search: Search, group: "RequestGroup", class_ids: Mapping[str, int]) -> None:
         self.search = search
         self.group = group
         self.suffix = group.suffix
         self.resources = {class_ids[name]: amount for name, amount in group.resources.items()}
         self.class_names = {class_ids[name]: name for name in group.resources}
         names = set(group.forbidden_traits).union(*group.required_traits)
-        ids = _trait_ids(names) if names else {}
+        ids: dict[str, int] = _trait_ids(names) if names else {}
         self.required = [{ids[n] for n in any_of} for any_of in group.required_traits]
         self.required_names = [set(any_of) for any_of in group.required_traits]
         self.forbidden = {ids[n] for n in group.forbidden_traits}
         self.forbidden_names = set(group.forbidden_traits)
-        self.in_aggregates = None
+        self.in_aggregates: set[int] | None = None
         if group.member_of:
             self.in_aggregates = providers_in_aggregates(group.member_of)
             if not self.in_aggregates:
@@ -250,15 +266,15 @@ class GroupSearch:
         self.bad_aggregates = (
             providers_in_aggregates([group.forbidden_aggregates]) if group.forbidden_aggregates else set()
         )
-        self.tree_root = None
+        self.tree_root: int | None = None
         if group.in_tree:
             tree = ResourceProvider.objects.filter(uuid=group.in_tree).values_list("root_id", flat=True).first()
             if tree is None:
                 raise NoCandidates()
             self.tree_root = tree
-        self.with_capacity = {}
+        self.with_capacity: dict[int, Roots] = {}
 
-    def scope(self):
+    def scope(self) -> set[int] | None:
         """Ids of the only providers this group can use, or None (any).
 
         Narrowed only without nested providers: then a candidate is one
@@ -268,21 +284,22 @@ class GroupSearch:
         search = self.search
         if search.has_trees or self.tree_root is not None:
             return None
-        scope = None
+        scope: set[int] | None = None
         if self.in_aggregates is not None:
             scope = set(self.in_aggregates)
         if self.required:
-            with_traits = None
+            with_traits: set[int] | None = None
             for any_of in self.required:
                 found = _providers_with_any_trait(any_of)
                 with_traits = found if with_traits is None else with_traits & found
+            assert with_traits is not None  # self.required is not empty
             if not (set().union(*(_providers_with_any_trait(a) for a in self.required)) & search.sharing):
                 scope = with_traits if scope is None else scope & with_traits
         if scope is None:
             return None
         return scope | search.sharing
 
-    def find_capacity(self):
+    def find_capacity(self) -> None:
         """Providers with room for each requested class (after load_snapshot)."""
         for class_id, amount in self.resources.items():
             found = self.search.providers_with_capacity(class_id, amount, self.tree_root)
@@ -292,10 +309,10 @@ class GroupSearch:
 
     # -- one provider per group (granular groups, or no trees and no sharing) --
 
-    def single_provider_requests(self):
+    def single_provider_requests(self) -> list[AllocationRequest]:
         return list(self.each_single_provider_request())
 
-    def each_single_provider_request(self):
+    def each_single_provider_request(self) -> Iterator[AllocationRequest]:
         """The group's one-provider requests, provider by provider, lazily."""
         matching = self._single_providers()
         search, same_provider = self.search, self.group.use_same_provider
@@ -311,9 +328,9 @@ class GroupSearch:
                     if anchor != root_id and search.anchor_allowed(anchor):
                         yield AllocationRequest(anchor, resources, mappings, same_provider)
 
-    def _single_providers(self):
+    def _single_providers(self) -> Roots:
         """{provider id: root id} of providers that alone satisfy the group."""
-        allowed = None
+        allowed: set[int] | None = None
         if self.required:
             allowed = None
             for any_of in self.required:
@@ -335,23 +352,24 @@ class GroupSearch:
                 return {}
             roots = dict(ResourceProvider.objects.filter(id__in=allowed - excluded).values_list("id", "root_id"))
             return roots
-        result = None
-        for found in self.with_capacity.values():
-            result = dict(found) if result is None else {rp: root for rp, root in result.items() if rp in found}
+        result: Roots | None = None
+        for capable in self.with_capacity.values():
+            result = dict(capable) if result is None else {rp: root for rp, root in result.items() if rp in capable}
+        assert result is not None  # find_capacity found providers for each of the group's classes
         if allowed is not None:
             result = {rp: root for rp, root in result.items() if rp in allowed}
         return {rp: root for rp, root in result.items() if rp not in excluded}
 
     # -- several providers of one tree (plus sharing providers) --
 
-    def tree_requests(self):
+    def tree_requests(self) -> Iterator[AllocationRequest]:
         """Allocation requests tree by tree (in root id order), lazily."""
         if self.required and not _providers_with_any_trait(set().union(*self.required)):
             return
         candidates = self._tree_candidates()
         if not candidates:
             return
-        by_tree = defaultdict(lambda: defaultdict(list))
+        by_tree: defaultdict[int, defaultdict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
         for rp_id, root_id, class_id in candidates:
             by_tree[root_id][class_id].append(rp_id)
         providers = self.search.providers
@@ -370,18 +388,18 @@ class GroupSearch:
                 mappings = ((suffix, frozenset([providers[rp].uuid for rp in choice])),)
                 yield AllocationRequest(root_id, resources, mappings, same_provider)
 
-    def _traits_ok(self, chosen):
-        traits = set()
+    def _traits_ok(self, chosen: Iterable[Provider]) -> bool:
+        traits: set[str] = set()
         for provider in chosen:
             if provider.traits & self.forbidden_names:
                 return False
             traits |= provider.traits
         return all(any_of & traits for any_of in self.required_names)
 
-    def _tree_candidates(self):
+    def _tree_candidates(self) -> set[TreeCandidate]:
         """{(provider id, anchor root id, class id)} that could serve each class,
         keeping only trees that can serve every class."""
-        result = None
+        result: set[TreeCandidate] | None = None
         sharing = self.search.sharing
         if self.in_aggregates is not None:
             sharing = sharing & self.in_aggregates
@@ -406,11 +424,13 @@ class GroupSearch:
                 result = {c for c in result | these if c[1] in common}
             if not result:
                 return set()
+        # Only groups with resources search trees: find_capacity filled with_capacity.
+        assert result is not None
         if (not self.required and not self.forbidden) or self.search.sharing:
             return result
         return self._trees_with_traits(result)
 
-    def _trees_with_traits(self, candidates):
+    def _trees_with_traits(self, candidates: set[TreeCandidate]) -> set[TreeCandidate]:
         """Keep the candidates of trees whose trait-clean candidates together
         have the required traits (upstream's tree-level trait filter)."""
         rp_ids = {c[0] for c in candidates}
@@ -420,7 +440,7 @@ class GroupSearch:
         good_roots = {root_of[rp] for rp in good}
         if not self.required:
             return {c for c in candidates if c[1] in good_roots}
-        traits_by_root = defaultdict(set)
+        traits_by_root: defaultdict[int, set[int]] = defaultdict(set)
         for rp_id, trait_id in ResourceProviderTrait.objects.filter(resource_provider_id__in=good).values_list(
             "resource_provider_id", "trait_id"
         ):
@@ -428,10 +448,10 @@ class GroupSearch:
         ok_roots = {root for root, traits in traits_by_root.items() if all(any_of & traits for any_of in self.required)}
         return {c for c in candidates if c[1] in ok_roots}
 
-    def uses_trees(self):
+    def uses_trees(self) -> bool:
         return not self.group.use_same_provider and bool(self.search.sharing or self.search.has_trees)
 
-    def requests(self):
+    def requests(self) -> list[AllocationRequest]:
         if self.uses_trees():
             return list(self.tree_requests())
         return self.single_provider_requests()
@@ -440,7 +460,9 @@ class GroupSearch:
 # --- combining groups --------------------------------------------------------------
 
 
-def find_candidates(groups, wide, nested_aware=True):
+def find_candidates(
+    groups: Mapping[str, "RequestGroup"], wide: "RequestWideParams", nested_aware: bool = True
+) -> Candidates:
     """Candidates for ``groups`` ({suffix: RequestGroup}) and the request-wide
     parameters ``wide``. Unknown resource classes or traits raise errors.Invalid."""
     class_names = {name for g in groups.values() for name in g.resources}
@@ -452,8 +474,8 @@ def find_candidates(groups, wide, nested_aware=True):
         search = Search(wide, nested_aware)
         group_searches = {suffix: GroupSearch(search, group, class_ids) for suffix, group in groups.items()}
         scopes = [g.scope() for g in group_searches.values()]
-        search.load_snapshot(None if None in scopes else set().union(*scopes))
-        per_group = {}
+        search.load_snapshot(None if None in scopes else set().union(*[s for s in scopes if s is not None]))
+        per_group: dict[str, list[AllocationRequest]] = {}
         for suffix, group_search in group_searches.items():
             group_search.find_capacity()
             if len(groups) == 1 and wide.limit is not None:
@@ -480,7 +502,7 @@ def find_candidates(groups, wide, nested_aware=True):
     return _with_providers(search, requests, nested_aware)
 
 
-def _with_providers(search, requests, nested_aware):
+def _with_providers(search: Search, requests: list[AllocationRequest], nested_aware: bool) -> Candidates:
     """Candidates for ``requests``, with the providers to summarise."""
     used_roots = {search.providers[rp].root_id for r in requests for rp, _c, _a in r.resources}
     if not nested_aware and search.has_trees:
@@ -491,22 +513,22 @@ def _with_providers(search, requests, nested_aware):
     return Candidates(requests, providers)
 
 
-def _one_provider_per_tree(search, request):
+def _one_provider_per_tree(search: Search, request: AllocationRequest) -> bool:
     providers = {rp for rp, _c, _a in request.resources}
     return len(providers) == len({search.providers[rp].root_id for rp in providers})
 
 
-def _combine(search, per_group):
+def _combine(search: Search, per_group: Mapping[str, list[AllocationRequest]]) -> list[AllocationRequest]:
     """Merge one allocation request per group, anchor by anchor, into whole
     allocation requests; keep those within group_policy, same_subtree and
     capacity."""
     suffixes = list(per_group)
-    by_anchor = defaultdict(lambda: defaultdict(list))
+    by_anchor: defaultdict[int, defaultdict[str, list[AllocationRequest]]] = defaultdict(lambda: defaultdict(list))
     for suffix, found in per_group.items():
         for request in found:
             by_anchor[request.anchor][suffix].append(request)
     granular = len([s for s in suffixes if s])
-    results = {}
+    results: dict[tuple[frozenset[Resource], tuple[GroupMapping, ...]], AllocationRequest] = {}
     if len(suffixes) == 1:
         # One group: its requests are already whole, and each takes every
         # (provider, class) at most once, within the capacity found for it.
@@ -524,9 +546,9 @@ def _combine(search, per_group):
     return list(results.values())
 
 
-def _unique(search, requests, limit=None):
+def _unique(search: Search, requests: Iterable[AllocationRequest], limit: int | None = None) -> list[AllocationRequest]:
     """The distinct ``requests`` within same_subtree, in order, at most ``limit``."""
-    results = {}
+    results: dict[tuple[frozenset[Resource], tuple[GroupMapping, ...]], AllocationRequest] = {}
     for request in requests:
         if _same_subtree_ok(search, request):
             results.setdefault(request.key(), request)
@@ -535,17 +557,17 @@ def _unique(search, requests, limit=None):
     return list(results.values())
 
 
-def _isolated(combination, granular):
-    providers = set()
+def _isolated(combination: Iterable[AllocationRequest], granular: int) -> bool:
+    providers: set[str] = set()
     for request in combination:
         if request.use_same_provider:
             providers |= request.mappings[0][1]
     return len(providers) == granular
 
 
-def _merge(anchor, combination):
-    amounts = {}
-    mappings = defaultdict(set)
+def _merge(anchor: int, combination: Iterable[AllocationRequest]) -> AllocationRequest:
+    amounts: dict[tuple[int, str], int] = {}
+    mappings: defaultdict[str, set[str]] = defaultdict(set)
     for request in combination:
         for rp_id, class_name, amount in request.resources:
             amounts[(rp_id, class_name)] = amounts.get((rp_id, class_name), 0) + amount
@@ -558,7 +580,7 @@ def _merge(anchor, combination):
     )
 
 
-def _exceeds_capacity(search, request):
+def _exceeds_capacity(search: Search, request: AllocationRequest) -> bool:
     for rp_id, class_name, amount in request.resources:
         capacity, used, max_unit = search.providers[rp_id].resources[class_name]
         if used + amount > capacity or amount > max_unit:
@@ -566,7 +588,7 @@ def _exceeds_capacity(search, request):
     return False
 
 
-def _same_subtree_ok(search, request):
+def _same_subtree_ok(search: Search, request: AllocationRequest) -> bool:
     if not search.wide.same_subtrees:
         return True
     mappings = dict(request.mappings)
@@ -581,7 +603,7 @@ def _same_subtree_ok(search, request):
     return True
 
 
-def _ancestors(by_uuid, providers, uuid):
+def _ancestors(by_uuid: Mapping[str, Provider], providers: Mapping[int, Provider], uuid: str) -> set[str]:
     found = {uuid}
     provider = by_uuid[uuid]
     while provider.parent_id is not None:
@@ -590,11 +612,12 @@ def _ancestors(by_uuid, providers, uuid):
     return found
 
 
-def database_order(providers):
+def database_order(providers: Iterable[Provider]) -> tuple[dict[str, int], dict[str, int]]:
     """({class name: id}, {trait name: id}) for the resource classes and
     traits of ``providers``: upstream lists them in provider summaries in
     database (id) order, not alphabetically."""
-    class_names, trait_names = set(), set()
+    class_names: set[str] = set()
+    trait_names: set[str] = set()
     for provider in providers:
         class_names.update(provider.resources)
         trait_names.update(provider.traits)

@@ -3,6 +3,8 @@
 
 ``code`` values are upstream Placement's (shown from microversion 1.23)."""
 
+from collections.abc import Mapping
+
 DEFAULT = "placement.undefined_code"
 INVENTORY_INUSE = "placement.inventory.inuse"
 CONCURRENT_UPDATE = "placement.concurrent_update"
@@ -18,7 +20,8 @@ QUERYPARAM_MISSING_VALUE = "placement.query.missing_value"
 class PlacementError(Exception):
     status = 500
 
-    def __init__(self, detail, code=DEFAULT, headers=None):
+    def __init__(self, detail: str, code: str = DEFAULT, headers: Mapping[str, str] | None = None) -> None:
+
         super().__init__(detail)
         self.detail = detail
         self.code = code

@@ -8,6 +8,8 @@ compare it, under a row lock, to the one the client read (409
 of their own for their allocations (microversion 1.28).
 """
 
+from datetime import datetime
+
 from django.db import models
 
 # Largest value an inventory field may hold (upstream's MAX_INT).
@@ -25,7 +27,7 @@ class Timestamped(models.Model):
         abstract = True
 
     @property
-    def last_modified(self):
+    def last_modified(self) -> datetime:
         return self.updated_at or self.created_at
 
 
@@ -36,11 +38,11 @@ class ResourceClass(Timestamped):
     class Meta:
         ordering = ["id"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
     @property
-    def is_standard(self):
+    def is_standard(self) -> bool:
         return self.id < MIN_CUSTOM_RESOURCE_CLASS_ID
 
 
@@ -50,14 +52,14 @@ class Trait(Timestamped):
     class Meta:
         ordering = ["name"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
 
 class PlacementAggregate(models.Model):
     uuid = models.CharField(max_length=36, unique=True)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.uuid
 
 
@@ -76,7 +78,7 @@ class ResourceProvider(Timestamped):
     class Meta:
         ordering = ["id"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.name} ({self.uuid})"
 
 
@@ -115,7 +117,8 @@ class Inventory(Timestamped):
         indexes = [models.Index(fields=["resource_class", "resource_provider"], name="inventory_rc_idx")]
 
     @property
-    def capacity(self):
+    def capacity(self) -> int:
+
         return int((self.total - self.reserved) * self.allocation_ratio)
 
 

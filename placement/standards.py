@@ -15,7 +15,9 @@ _synced = False
 STANDARD_CLASS_IDS = {name: index for index, name in enumerate(os_resource_classes.STANDARDS)}
 
 
-def sync_standard_names(resource_class_model=ResourceClass, trait_model=Trait):
+def sync_standard_names(
+    resource_class_model: type[ResourceClass] = ResourceClass, trait_model: type[Trait] = Trait
+) -> None:
     """Insert the standard resource classes (id = position in the package's
     list) and traits that the database lacks. Safe to run repeatedly."""
     with transaction.atomic():
@@ -35,7 +37,7 @@ def sync_standard_names(resource_class_model=ResourceClass, trait_model=Trait):
         )
 
 
-def ensure_standard_names():
+def ensure_standard_names() -> None:
     """Run the sync once per process (a newer package may add names)."""
     global _synced
     if not _synced:
@@ -43,5 +45,6 @@ def ensure_standard_names():
         _synced = True
 
 
-def is_standard_trait(name):
+def is_standard_trait(name: str) -> bool:
+
     return not name.startswith(CUSTOM_PREFIX)

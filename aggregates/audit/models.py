@@ -28,5 +28,5 @@ class Event(models.Model):
     class Meta:
         ordering = ["-id"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.event_type} {self.object_type} {self.object_id}"

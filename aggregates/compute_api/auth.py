@@ -1,13 +1,19 @@
 """Token authentication for the compute and identity APIs, and the policy table."""
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import AuthenticationFailed, NotAuthenticated
+from rest_framework.request import Request
 
 from aggregates.identity import services as identity
 from aggregates.identity.caller import ADMIN, MEMBER, READER, Caller
 
 from .errors import ApiError
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import _User as User
 
 
 class TokenAuthentication(BaseAuthentication):
@@ -15,7 +21,7 @@ class TokenAuthentication(BaseAuthentication):
     issued by /identity/v3/auth/tokens that has not expired; with noauth2
     (tests only) ``admin`` is an admin and any other value a plain member."""
 
-    def authenticate(self, request):
+    def authenticate(self, request: Request) -> "tuple[User | None, Caller] | None":
         token = request.headers.get("X-Auth-Token")
         if not token:
             return None
@@ -27,11 +33,11 @@ class TokenAuthentication(BaseAuthentication):
             raise AuthenticationFailed("The request you have made requires authentication.")
         return caller.user, caller
 
-    def authenticate_header(self, request):
+    def authenticate_header(self, request: Request) -> str:
         return 'Keystone uri="/identity"'
 
 
-def noauth2_caller(token, request_id=""):
+def noauth2_caller(token: str, request_id: str = "") -> Caller:
     if token == "admin":
         return Caller(
             username="admin", project_id="admin", roles=frozenset({ADMIN, READER, MEMBER}), request_id=request_id
@@ -101,7 +107,7 @@ POLICIES = {
 }
 
 
-def caller_of(request):
+def caller_of(request: Request) -> Caller:
     """The authenticated Caller, or 401."""
     caller = request.auth
     if not isinstance(caller, Caller):
@@ -109,7 +115,7 @@ def caller_of(request):
     return caller
 
 
-def allowed(caller, policy):
+def allowed(caller: Caller, policy: str) -> bool:
     rule = POLICIES[policy]
     if rule == "admin":
         return caller.is_admin
@@ -118,7 +124,7 @@ def allowed(caller, policy):
     return True
 
 
-def enforce(request, policy):
+def enforce(request: Request, policy: str) -> Caller:
     """Raise 403 unless the caller may act under ``policy``; return the Caller."""
     caller = caller_of(request)
     if not allowed(caller, policy):

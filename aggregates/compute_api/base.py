@@ -1,11 +1,15 @@
 """The base of every compute API view: versioning, token auth, Nova faults."""
 
-from datetime import UTC
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import IO, Any, NoReturn, cast
 
 from rest_framework import exceptions as drf
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import JSONParser
-from rest_framework.renderers import JSONRenderer
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config import json_bodies
@@ -19,8 +23,11 @@ class AnyAcceptHeader(DefaultContentNegotiation):
     """Nova answers JSON whatever the Accept header says; openstacksdk sends
     some requests (``flavor create --project``) with an empty one."""
 
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, renderer.media_type
 
 
 class SafeJSONParser(JSONParser):
@@ -28,7 +35,9 @@ class SafeJSONParser(JSONParser):
     Infinity, out-of-range integers, NUL or lone surrogates (400 saying why).
     Malformed JSON stays DRF's ParseError. Also used by the identity API."""
 
-    def parse(self, stream, media_type=None, parser_context=None):
+    def parse(
+        self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> Any:  # any JSON value: the handlers check its shape
         try:
             return json_bodies.loads(stream.read())
         except json_bodies.BodyRefused as exc:
@@ -45,24 +54,23 @@ class ComputeAPIView(APIView):
     parser_classes = [SafeJSONParser]
     renderer_classes = [JSONRenderer]
     # Routes that exist only in a range of microversions set these.
-    min_version = None
-    max_version = None
+    min_version: APIVersion | tuple[int, int] | None = None
+    max_version: APIVersion | tuple[int, int] | None = None
 
-    def get_exception_handler(self):
+    def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response]:
         return compute_exception_handler
 
-    def initial(self, request, *args, **kwargs):
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         problem = json_bodies.problem_of(request)
         if problem:
             raise ApiError(400, problem)
         super().initial(request, *args, **kwargs)
         caller_of(request)  # every compute route needs a token
-        if (self.min_version and request.version < self.min_version) or (
-            self.max_version and request.version > self.max_version
-        ):
+        version = cast(APIVersion, request.version)  # ComputeVersioning set it
+        if (self.min_version and version < self.min_version) or (self.max_version and version > self.max_version):
             raise ApiError(404, "The resource could not be found.")
 
-    def finalize_response(self, request, response, *args, **kwargs):
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
         response = super().finalize_response(request, response, *args, **kwargs)
         version = getattr(request, "version", None)
         if isinstance(version, APIVersion):
@@ -70,13 +78,23 @@ class ComputeAPIView(APIView):
                 response.headers[name] = value
         return response
 
-    def body(self, request):
+    def body(self, request: Request) -> Any:
         """The parsed JSON body ({} when there is none)."""
         data = request.data
         return {} if data is None else data
 
 
-def isotime(value):
+class UnknownRouteView(ComputeAPIView):
+    """Any other path under /compute/v2.1/: a Nova-style 404 (the routes
+    table, config.compute_urls, puts it last)."""
+
+    def _not_found(self, request: Request, *args: Any, **kwargs: Any) -> NoReturn:
+        raise ApiError(404, "The resource could not be found.")
+
+    get = post = put = delete = patch = _not_found
+
+
+def isotime(value: datetime | None) -> str | None:
     """Nova's timestamp format: microseconds, no zone suffix."""
     if value is None:
         return None

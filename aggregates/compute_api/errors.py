@@ -1,6 +1,8 @@
 """Nova-style faults: ``{"<faultName>": {"code": N, "message": "..."}}``."""
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, UnreadablePostError
@@ -30,7 +32,7 @@ FAULT_NAMES = {
 class ApiError(Exception):
     """An HTTP error with a Nova fault body."""
 
-    def __init__(self, status, message, headers=None):
+    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -41,7 +43,7 @@ class BodyNotAccepted(drf.ParseError):
     """A JSON body the safe parser refused (too deep, NaN, NUL, ...): a 400
     that says why."""
 
-    def __init__(self, message):
+    def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 
@@ -50,16 +52,16 @@ TOO_LARGE = "Request is too large."
 UNEXPECTED = "Unexpected API Error. Please report this at the Corral issue tracker and attach the request id."
 
 
-def fault_body(status, message):
+def fault_body(status: int, message: str) -> dict[str, dict[str, Any]]:
     # Messages may echo user values: never let one make the body unencodable.
     return {FAULT_NAMES.get(status, "computeFault"): {"code": status, "message": escape(message)}}
 
 
-def fault_response(status, message, headers=None):
+def fault_response(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
     return Response(fault_body(status, message), status=status, headers=headers)
 
 
-def compute_exception_handler(exc, context):
+def compute_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     """DRF exception handler for the compute and identity APIs."""
     if isinstance(exc, ApiError):
         return fault_response(exc.status, exc.message, exc.headers)

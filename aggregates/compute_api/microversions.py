@@ -1,8 +1,10 @@
 """Compute API microversions: the table, the header parsing, the negotiation."""
 
 import re
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from rest_framework.request import Request
 from rest_framework.versioning import BaseVersioning
 
 from .errors import ApiError
@@ -12,7 +14,7 @@ class APIVersion(NamedTuple):
     major: int
     minor: int
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.major}.{self.minor}"
 
 
@@ -45,7 +47,7 @@ LEGACY_HEADER = "X-OpenStack-Nova-API-Version"
 _FORMAT = re.compile(r"^([1-9]\d*)\.([1-9]\d*|0)$")
 
 
-def requested_version_string(headers):
+def requested_version_string(headers: Mapping[str, str]) -> str | None:
     """The compute version asked for, or None. The standard header wins when
     it names compute; among several compute entries the last one counts."""
     standard = headers.get(HEADER)
@@ -61,7 +63,7 @@ def requested_version_string(headers):
     return legacy.strip() if legacy else None
 
 
-def parse_version(text):
+def parse_version(text: str | None) -> APIVersion:
     """Turn a requested version into an APIVersion, raising 400 or 406 as Nova does."""
     if text is None:
         return MIN_VERSION
@@ -80,7 +82,7 @@ def parse_version(text):
     return version
 
 
-def version_headers(version):
+def version_headers(version: APIVersion) -> dict[str, str]:
     return {
         HEADER: f"{SERVICE_TYPE} {version}",
         LEGACY_HEADER: str(version),
@@ -91,5 +93,18 @@ def version_headers(version):
 class ComputeVersioning(BaseVersioning):
     """Sets ``request.version`` to an APIVersion."""
 
-    def determine_version(self, request, *args, **kwargs):
+    # DRF's stubs type a version as a string; Corral's is a tuple, compared as one.
+    def determine_version(self, request: Request, *args: Any, **kwargs: Any) -> APIVersion:  # type: ignore[override]
         return parse_version(requested_version_string(request.headers))
+
+
+if TYPE_CHECKING:
+
+    class ComputeRequest(Request):
+        """A request as a compute API view sees it (for type checking only):
+        ComputeVersioning has set ``version`` to an APIVersion."""
+
+        version: APIVersion  # type: ignore[assignment]  # DRF declares it str | None
+
+else:
+    ComputeRequest = Request

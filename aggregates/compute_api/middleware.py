@@ -5,12 +5,25 @@ Error (500)") becomes a JSON body in the format of the API that was called."""
 import json
 import logging
 import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import DisallowedHost, RequestDataTooBig, TooManyFieldsSent
-from django.http import HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http.response import HttpResponseBase
 
 from config import json_bodies
+
+if TYPE_CHECKING:
+
+    class RequestWithId(HttpRequest):
+        """A request once RequestIdMiddleware has seen it (for type checking only)."""
+
+        request_id: str
+
+else:
+    RequestWithId = HttpRequest
 
 log = logging.getLogger(__name__)
 # Where Django itself logs a refused Host header.
@@ -19,11 +32,11 @@ security_log = logging.getLogger("django.security.DisallowedHost")
 GENERIC = "An unexpected error occurred; the request id identifies it in the service's log."
 
 
-def new_request_id():
+def new_request_id() -> str:
     return f"req-{uuid.uuid4()}"
 
 
-def _api_of(path):
+def _api_of(path: str) -> str | None:
     if settings.CORRAL_SERVICE == "placement" or path.startswith("/placement"):
         return "placement"
     for prefix in ("compute", "identity", "image"):
@@ -32,7 +45,7 @@ def _api_of(path):
     return None
 
 
-def _error_body(api, status, request_id, message=GENERIC):
+def _error_body(api: str, status: int, request_id: str, message: str = GENERIC) -> dict[str, Any]:
     """A 500 (``computeFault``) or a 400 (``badRequest``) in ``api``'s format."""
     title = "Bad Request" if status == 400 else "Internal Server Error"
     if api == "compute":
@@ -41,7 +54,7 @@ def _error_body(api, status, request_id, message=GENERIC):
         return {"error": {"code": status, "title": title, "message": message}}
     if api == "image":
         return {"message": f"{message}<br /><br />\n\n\n", "code": f"{status} {title}", "title": title}
-    error = {"status": status, "title": title, "detail": message, "request_id": request_id}
+    error: dict[str, Any] = {"status": status, "title": title, "detail": message, "request_id": request_id}
     if status == 400:
         error["code"] = "placement.undefined_code"
     return {"errors": [error]}
@@ -55,10 +68,10 @@ class RequestIdMiddleware:
     A non-JSON 5xx answer on an API path (Django's own error page) is
     replaced by a generic JSON error in that API's format."""
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: RequestWithId) -> HttpResponseBase:
         request.request_id = new_request_id()
         response = self._refused_host(request) or self._refused_form(request) or self.get_response(request)
         if response.status_code >= 500:
@@ -69,7 +82,7 @@ class RequestIdMiddleware:
         return response
 
     @staticmethod
-    def _refused_host(request):
+    def _refused_host(request: RequestWithId) -> HttpResponse | None:
         """A request naming a host outside ALLOWED_HOSTS, on an API path: 400
         in that API's JSON format (the console gets Django's own 400 page)."""
         api = _api_of(request.path)
@@ -85,7 +98,7 @@ class RequestIdMiddleware:
         return None
 
     @staticmethod
-    def _refused_form(request):
+    def _refused_form(request: HttpRequest) -> HttpResponse | None:
         """A console form post with NUL or invalid Unicode in a value: 400
         before any view looks a value up (PostgreSQL cannot store NUL)."""
         if request.method != "POST" or _api_of(request.path) is not None:
@@ -102,7 +115,8 @@ class RequestIdMiddleware:
         return None
 
     @staticmethod
-    def _api_error(request, response):
+    def _api_error(request: RequestWithId, response: HttpResponseBase) -> HttpResponseBase:
+
         api = _api_of(request.path)
         if api is None or "json" in response.get("Content-Type", "") or getattr(response, "streaming", False):
             return response

@@ -2,6 +2,11 @@
 schema (aggregates.value_schemas.query)."""
 
 import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.http import QueryDict
+from rest_framework.request import Request
 
 from aggregates import schema_check
 
@@ -10,14 +15,14 @@ from .errors import ApiError
 MAX_LIMIT = 1000  # Nova's [api] max_limit
 
 
-def query_params(request, schema):
+def query_params(request: Request, schema: Mapping[str, Any]) -> dict[str, str]:
     """The query parameters named in ``schema``'s properties (the last value of
     each), checked against their schema; when the schema is strict (no
     additional properties) any other name is a 400."""
     properties = schema["properties"]
     if schema.get("additionalProperties", True) is False:
         _refuse_unknown(request.query_params, properties)
-    values = {}
+    values: dict[str, str] = {}
     for name, value_schema in properties.items():
         if name not in request.query_params:
             continue
@@ -29,7 +34,7 @@ def query_params(request, schema):
     return values
 
 
-def _refuse_unknown(params, allowed):
+def _refuse_unknown(params: QueryDict, allowed: Iterable[str]) -> None:
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         raise ApiError(
@@ -40,7 +45,8 @@ def _refuse_unknown(params, allowed):
         )
 
 
-def parse_uuid(value):
+def parse_uuid(value: str) -> uuid.UUID:
+
     try:
         return uuid.UUID(value)
     except ValueError:

@@ -8,6 +8,8 @@ Seeding is idempotent: what exists already is left as it is.
 """
 
 import time
+from collections.abc import Callable
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -45,11 +47,11 @@ USERS = [
 ZONES = ["az1", "az2", "az3"]
 
 
-def _hosts():
+def _hosts() -> list[dict[str, Any]]:
     """46 hosts: 14 per zone (in each zone some are SSD, the last four of az3
     have GPUs) and four new hosts, node1 to node4, in no zone aggregate yet:
     they fall in the default zone until an operator places them."""
-    hosts = []
+    hosts: list[dict[str, Any]] = []
     for zone_index, zone in enumerate(ZONES):
         for n in range(1, 15):
             name = f"cmp-{zone}-{n:02d}"
@@ -156,10 +158,10 @@ FLAVORS = [
 ]
 
 
-def seed(out=print):
+def seed(out: Callable[[str], object] = print) -> list[tuple[str, str]]:
     """Load the demo cloud; returns a list of (what, name) created this time."""
     caller = Caller.system("seed_demo")
-    created = []
+    created: list[tuple[str, str]] = []
     with transaction.atomic():
         created += _seed_identity()
     for host in HOSTS:
@@ -178,9 +180,9 @@ def seed(out=print):
             )
             created.append(("host", host["host"]))
     created += _seed_control_plane()
-    for host, reason in DISABLED_HOSTS.items():
-        service = Service.objects.get(host=host, binary=Service.COMPUTE)
-        if not service.disabled and ("host", host) in created:
+    for host_name, reason in DISABLED_HOSTS.items():
+        service = Service.objects.get(host=host_name, binary=Service.COMPUTE)
+        if not service.disabled and ("host", host_name) in created:
             host_services.update_service(caller, service.uuid, status="disabled", disabled_reason=reason)
     for name, zone, metadata, member in AGGREGATES:
         if Aggregate.objects.filter(name=name).exists():
@@ -211,8 +213,8 @@ def seed(out=print):
     return created
 
 
-def _seed_identity():
-    created = []
+def _seed_identity() -> list[tuple[str, str]]:
+    created: list[tuple[str, str]] = []
     projects = {}
     for name, project_id, description in PROJECTS:
         projects[name] = identity.ensure_project(name, description, project_id)
@@ -235,9 +237,9 @@ CONTROLLER = "controller-1"
 CONTROL_PLANE_BINARIES = ("nova-scheduler", "nova-conductor")
 
 
-def _seed_control_plane():
+def _seed_control_plane() -> list[tuple[str, str]]:
     """Non-compute services: they fall in the internal zone."""
-    created = []
+    created: list[tuple[str, str]] = []
     for binary in CONTROL_PLANE_BINARIES:
         _, new = Service.objects.get_or_create(
             host=CONTROLLER, binary=binary, defaults={"topic": binary.split("-", 1)[1], "last_seen_up": timezone.now()}
@@ -247,8 +249,8 @@ def _seed_control_plane():
     return created
 
 
-def _seed_flavors(caller):
-    created = []
+def _seed_flavors(caller: Caller) -> list[tuple[str, str]]:
+    created: list[tuple[str, str]] = []
     for name, flavorid, ram, vcpus, disk, extra_specs, public in FLAVORS:
         if Flavor.objects.filter(name=name).exists():
             continue
@@ -274,8 +276,8 @@ IMAGES = [
 IMAGE_BYTES = 256 * 1024
 
 
-def _seed_images(caller):
-    created = []
+def _seed_images(caller: Caller) -> list[tuple[str, str]]:
+    created: list[tuple[str, str]] = []
     for name, disk_format, properties in IMAGES:
         if Image.objects.filter(name=name).exists():
             continue
@@ -312,7 +314,7 @@ def demo_uptime(now: float | None = None) -> str:
     )
 
 
-def heartbeat():
+def heartbeat() -> int:
     """What the demo agents would do every few seconds: report in. The
     compute hosts report their uptime too; the control-plane services (the
     internal zone) report like them. The hosts in DOWN_HOSTS stay silent, so

@@ -1,11 +1,14 @@
 """``/flavors``: flavors, their extra specs (``os-extra_specs``) and their
 project access lists (``os-flavor-access``)."""
 
+from collections.abc import Mapping
+
 from rest_framework.response import Response
 
 from aggregates.compute_api.auth import caller_of, enforce
 from aggregates.compute_api.base import ComputeAPIView
 from aggregates.compute_api.errors import ApiError
+from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.compute_api.query import query_params
 from aggregates.compute_api.validation import validate
 from aggregates.flavors import extra_specs, schemas, serializers
@@ -20,7 +23,7 @@ ACCESS_ACTION_POLICIES = {
 # --- the list filters, read with Nova's messages ---------------------------------
 
 
-def _is_public_filter(value):
+def _is_public_filter(value: str | None) -> bool | None:
     """Nova's is_public: absent -> public only, 'none' -> all, else a strict boolean."""
     if value is None:
         return True
@@ -32,7 +35,7 @@ def _is_public_filter(value):
     raise ApiError(400, f"Invalid is_public filter [{value}]. Use true, false or none (all flavors).")
 
 
-def _int_filter(params, name):
+def _int_filter(params: Mapping[str, str], name: str) -> int | None:
     value = params.get(name)
     if value is None:
         return None
@@ -42,7 +45,7 @@ def _int_filter(params, name):
         raise ApiError(400, f"Invalid {name} filter [{value}]")
 
 
-def _limit(params):
+def _limit(params: Mapping[str, str]) -> int | None:
     value = params.get("limit")
     if value is None:
         return None
@@ -55,7 +58,8 @@ def _limit(params):
     return limit
 
 
-def _flavor_list(request, detail):
+def _flavor_list(request: ComputeRequest, detail: bool) -> Response:
+
     params = query_params(request, schemas.flavor_list_query(request.version))
     caller = caller_of(request)
     is_public = _is_public_filter(params.get("is_public")) if service.sees_all_flavors(caller) else True
@@ -79,10 +83,10 @@ def _flavor_list(request, detail):
 
 
 class FlavorListView(ComputeAPIView):
-    def get(self, request):
+    def get(self, request: ComputeRequest) -> Response:
         return _flavor_list(request, detail=False)
 
-    def post(self, request):
+    def post(self, request: ComputeRequest) -> Response:
         body = validate(self.body(request), schemas.flavor_create(request.version))["flavor"]
         caller = enforce(request, "os_compute_api:os-flavor-manage:create")
         flavor = service.create_flavor(
@@ -102,17 +106,17 @@ class FlavorListView(ComputeAPIView):
 
 
 class FlavorDetailListView(ComputeAPIView):
-    def get(self, request):
+    def get(self, request: ComputeRequest) -> Response:
         return _flavor_list(request, detail=True)
 
 
 class FlavorView(ComputeAPIView):
-    def get(self, request, flavor_id):
+    def get(self, request: ComputeRequest, flavor_id: str) -> Response:
         query_params(request, schemas.flavor_query(request.version))
         flavor = service.get_flavor(caller_of(request), flavor_id)
         return Response(serializers.flavor_body(request, flavor))
 
-    def put(self, request, flavor_id):
+    def put(self, request: ComputeRequest, flavor_id: str) -> Response:
         if request.version < (2, 55):
             raise ApiError(404, "The resource could not be found.")
         description = validate(self.body(request), schemas.FLAVOR_UPDATE_V2_55)["flavor"]["description"]
@@ -120,14 +124,14 @@ class FlavorView(ComputeAPIView):
         flavor = service.update_description(caller, flavor_id, description)
         return Response(serializers.flavor_body(request, flavor))
 
-    def delete(self, request, flavor_id):
+    def delete(self, request: ComputeRequest, flavor_id: str) -> Response:
         caller = enforce(request, "os_compute_api:os-flavor-manage:delete")
         service.delete_flavor(caller, flavor_id)
         return Response(status=202)
 
 
 class FlavorActionView(ComputeAPIView):
-    def post(self, request, flavor_id):
+    def post(self, request: ComputeRequest, flavor_id: str) -> Response:
         body = self.body(request)
         if not isinstance(body, dict) or len(body) != 1:
             raise ApiError(400, "Malformed request body: an action body has exactly one key, the action name.")
@@ -144,19 +148,19 @@ class FlavorActionView(ComputeAPIView):
 
 
 class FlavorAccessView(ComputeAPIView):
-    def get(self, request, flavor_id):
+    def get(self, request: ComputeRequest, flavor_id: str) -> Response:
         caller = enforce(request, "os_compute_api:os-flavor-access")
         return Response(serializers.flavor_access_body(service.private_flavor(caller, flavor_id)))
 
 
 class ExtraSpecListView(ComputeAPIView):
-    def get(self, request, flavor_id):
+    def get(self, request: ComputeRequest, flavor_id: str) -> Response:
         query_params(request, schemas.flavor_query(request.version))
         caller = enforce(request, "os_compute_api:os-flavor-extra-specs:index")
         flavor = service.get_flavor(caller, flavor_id)
         return Response(serializers.extra_specs_body(service.extra_specs_of(flavor)))
 
-    def post(self, request, flavor_id):
+    def post(self, request: ComputeRequest, flavor_id: str) -> Response:
         specs = validate(self.body(request), schemas.EXTRA_SPECS_SET)["extra_specs"]
         caller = enforce(request, "os_compute_api:os-flavor-extra-specs:create")
         service.set_extra_specs(caller, flavor_id, specs, validate=request.version >= (2, 86))
@@ -164,12 +168,12 @@ class ExtraSpecListView(ComputeAPIView):
 
 
 class ExtraSpecView(ComputeAPIView):
-    def get(self, request, flavor_id, key):
+    def get(self, request: ComputeRequest, flavor_id: str, key: str) -> Response:
         query_params(request, schemas.flavor_query(request.version))
         caller = enforce(request, "os_compute_api:os-flavor-extra-specs:show")
         return Response(serializers.extra_spec_body(key, service.get_extra_spec(caller, flavor_id, key)))
 
-    def put(self, request, flavor_id, key):
+    def put(self, request: ComputeRequest, flavor_id: str, key: str) -> Response:
         specs = validate(self.body(request), schemas.EXTRA_SPEC_UPDATE)
         caller = enforce(request, "os_compute_api:os-flavor-extra-specs:update")
         if key not in specs:
@@ -177,7 +181,7 @@ class ExtraSpecView(ComputeAPIView):
         service.set_extra_specs(caller, flavor_id, specs, validate=request.version >= (2, 86))
         return Response(serializers.extra_spec_body(key, specs[key]))
 
-    def delete(self, request, flavor_id, key):
+    def delete(self, request: ComputeRequest, flavor_id: str, key: str) -> Response:
         caller = enforce(request, "os_compute_api:os-flavor-extra-specs:delete")
         service.delete_extra_spec(caller, flavor_id, key)
         return Response(status=200)

@@ -22,7 +22,7 @@ class Flavor(models.Model):
     class Meta:
         ordering = ["id"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
 
@@ -35,7 +35,7 @@ class FlavorExtraSpec(models.Model):
         ordering = ["key"]
         constraints = [models.UniqueConstraint(fields=["flavor", "key"], name="uniq_flavor_extra_spec_key")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.key}={self.value}"
 
 
@@ -47,5 +47,5 @@ class FlavorAccess(models.Model):
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["flavor", "project_id"], name="uniq_flavor_access")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.project_id} may use {self.flavor_id}"

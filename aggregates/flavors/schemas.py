@@ -5,12 +5,14 @@ that introduced each shape.
 Not API layer: the console checks its flavor form with ``flavor_properties``,
 so both refuse the same input with the same message."""
 
+from typing import Any
+
 from aggregates.flavors import extra_specs
 from aggregates.flavors import services as service
 from aggregates.value_schemas import boolean, name, query
 
 
-def _size(minimum):
+def _size(minimum: int) -> dict[str, Any]:
     return {"type": ["integer", "string"], "pattern": "^[0-9]*$", "minimum": minimum, "maximum": service.MAX_INT}
 
 
@@ -26,7 +28,7 @@ RXTX_FACTOR = {
 # --- flavors ---------------------------------------------------------------------
 
 
-def flavor_properties(version):
+def flavor_properties(version: tuple[int, int]) -> dict[str, Any]:
     """The fields of a new flavor: rxtx_factor until 2.101, description from 2.55."""
     properties = {
         "name": name,
@@ -50,7 +52,7 @@ def flavor_properties(version):
     return properties
 
 
-def flavor_create(version):
+def flavor_create(version: tuple[int, int]) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
@@ -119,7 +121,7 @@ NO_QUERY = query()
 NO_QUERY_V2_102 = query(strict=True)
 
 
-def flavor_list_query(version):
+def flavor_list_query(version: tuple[int, int]) -> dict[str, Any]:
     """Strict from 2.75; the name filter from 2.102."""
     if version >= (2, 102):
         return FLAVOR_LIST_QUERY_V2_102
@@ -128,6 +130,6 @@ def flavor_list_query(version):
     return FLAVOR_LIST_QUERY
 
 
-def flavor_query(version):
+def flavor_query(version: tuple[int, int]) -> dict[str, Any]:
     """The other flavor routes read no query parameter; from 2.102 they refuse any."""
     return NO_QUERY_V2_102 if version >= (2, 102) else NO_QUERY

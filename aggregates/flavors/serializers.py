@@ -1,13 +1,17 @@
 """Response bodies of ``/flavors``, its extra specs and its access lists, per microversion."""
 
+from collections.abc import Sequence
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from aggregates.compute_api.auth import allowed, caller_of
+from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.flavors import services as service
+from aggregates.flavors.models import Flavor
 from config.public_url import public_base
 
 
-def flavor_links(request, flavor):
+def flavor_links(request: ComputeRequest, flavor: Flavor) -> list[dict[str, str]]:
     flavorid = quote(flavor.flavorid, safe="")
     base = public_base(request)
     return [
@@ -16,17 +20,17 @@ def flavor_links(request, flavor):
     ]
 
 
-def flavor_brief(request, flavor):
-    body = {"id": flavor.flavorid, "name": flavor.name, "links": flavor_links(request, flavor)}
+def flavor_brief(request: ComputeRequest, flavor: Flavor) -> dict[str, Any]:
+    body: dict[str, Any] = {"id": flavor.flavorid, "name": flavor.name, "links": flavor_links(request, flavor)}
     if request.version >= (2, 55):
         body["description"] = flavor.description
     return body
 
 
-def flavor_detail(request, flavor):
+def flavor_detail(request: ComputeRequest, flavor: Flavor) -> dict[str, Any]:
     """Every field; extra_specs from 2.61, to callers allowed to read them."""
     version = request.version
-    body = {
+    body: dict[str, Any] = {
         "id": flavor.flavorid,
         "name": flavor.name,
         "ram": flavor.memory_mb,
@@ -47,15 +51,17 @@ def flavor_detail(request, flavor):
     return body
 
 
-def flavor_body(request, flavor):
+def flavor_body(request: ComputeRequest, flavor: Flavor) -> dict[str, Any]:
     return {"flavor": flavor_detail(request, flavor)}
 
 
-def flavor_list_body(request, flavors, detail, limit):
+def flavor_list_body(
+    request: ComputeRequest, flavors: Sequence[Flavor], detail: bool, limit: int | None
+) -> dict[str, Any]:
     """A page of flavors, brief or detailed, with a ``next`` link when the
     page is as long as the ``limit`` asked for."""
     render = flavor_detail if detail else flavor_brief
-    body = {"flavors": [render(request, flavor) for flavor in flavors]}
+    body: dict[str, Any] = {"flavors": [render(request, flavor) for flavor in flavors]}
     if flavors and limit == len(flavors):
         query = dict(sorted(request.query_params.items()))
         query["marker"] = flavors[-1].flavorid
@@ -66,7 +72,7 @@ def flavor_list_body(request, flavors, detail, limit):
     return body
 
 
-def flavor_access_body(flavor):
+def flavor_access_body(flavor: Flavor) -> dict[str, list[dict[str, str]]]:
     return {
         "flavor_access": [
             {"flavor_id": flavor.flavorid, "tenant_id": project_id} for project_id in service.projects_of(flavor)
@@ -74,9 +80,10 @@ def flavor_access_body(flavor):
     }
 
 
-def extra_specs_body(specs):
+def extra_specs_body(specs: dict[str, str]) -> dict[str, dict[str, str]]:
     return {"extra_specs": specs}
 
 
-def extra_spec_body(key, value):
+def extra_spec_body(key: str, value: str) -> dict[str, str]:
+
     return {key: value}

@@ -16,7 +16,7 @@ class Aggregate(models.Model):
     class Meta:
         ordering = ["id"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
 
@@ -30,7 +30,7 @@ class AggregateMetadata(models.Model):
         constraints = [models.UniqueConstraint(fields=["aggregate", "key"], name="uniq_aggregate_metadata_key")]
         indexes = [models.Index(fields=["key", "value"])]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.key}={self.value}"
 
 
@@ -45,5 +45,5 @@ class AggregateHost(models.Model):
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["aggregate", "host"], name="uniq_aggregate_host")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.host} in {self.aggregate_id}"

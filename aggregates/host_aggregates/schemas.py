@@ -1,6 +1,8 @@
 """Request schemas of ``/os-aggregates``: bodies and query strings, by the
 microversion that introduced each shape."""
 
+from typing import Any
+
 from aggregates.value_schemas import az_name, az_name_or_none, hostname, name, name_with_spaces, query
 
 AGGREGATE_CREATE = {
@@ -63,6 +65,6 @@ NO_QUERY = query()
 NO_QUERY_V2_102 = query(strict=True)
 
 
-def aggregate_query(version):
+def aggregate_query(version: tuple[int, int]) -> dict[str, Any]:
     """Aggregate routes read no query parameter; from 2.102 they refuse any."""
     return NO_QUERY_V2_102 if version >= (2, 102) else NO_QUERY

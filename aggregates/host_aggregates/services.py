@@ -8,8 +8,7 @@ event, and no change.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,11 +20,12 @@ from django.utils import timezone
 from aggregates.audit import services as events
 from aggregates.errors import Conflict, Invalid, NotFound, ServiceError
 from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
-from aggregates.hosts.models import Service, instances_by_host
+from aggregates.hosts.models import Service
 from aggregates.identity.caller import Caller
 from aggregates.mirroring import outbox
 from aggregates.mirroring.models import PlacementMirrorRequest
-from aggregates.zones.services import AZ_KEY
+from aggregates.servers.models import instances_by_host
+from aggregates.zones.services import AZ_KEY, zone_memberships, zoned_hosts
 
 # Nova's disabled_reason of a service registered while enable_new_services is
 # false (ENABLE_NEW_SERVICES); with ENABLE_HOSTS_ON_AGGREGATE_JOIN such a host
@@ -115,35 +115,25 @@ def _instances_on(hosts: Iterable[str]) -> int:
 
 def _zones_elsewhere(aggregate: Aggregate, hosts: Iterable[str]) -> set[str]:
     """AZ names that ``hosts`` get from aggregates other than ``aggregate``."""
-    return set(
-        AggregateMetadata.objects.filter(key=AZ_KEY, aggregate__host_items__host__in=list(hosts))
-        .exclude(aggregate=aggregate)
-        .values_list("value", flat=True)
-    )
+    return {zone for names in _zones_elsewhere_by_host(aggregate, hosts).values() for zone in names}
 
 
 def _zones_elsewhere_by_host(aggregate: Aggregate, hosts: Iterable[str]) -> dict[str, set[str]]:
     """host -> the AZ names it gets from aggregates other than ``aggregate``."""
-    rows = (
-        AggregateHost.objects.filter(host__in=list(hosts), aggregate__metadata_items__key=AZ_KEY)
-        .exclude(aggregate=aggregate)
-        .values_list("host", "aggregate__metadata_items__value")
-    )
-    zones: dict[str, set[str]] = defaultdict(set)
-    for host, zone in rows:
-        zones[host].add(zone)
-    return zones
+    return {
+        host: {source.zone for source in sources}
+        for host, sources in zone_memberships(hosts, excluding=aggregate).items()
+    }
 
 
-def hosts_held_by_other_zones(aggregate: Aggregate) -> QuerySet[AggregateHost, Any]:
+def hosts_held_by_other_zones(aggregate: Aggregate) -> QuerySet[AggregateHost, str]:
     """A subquery (of ``host`` values) of the hosts that an aggregate with
     another zone than ``aggregate``'s holds: those that cannot join it (see
     ``add_host_refusals``). None of them when the aggregate has no zone."""
     zone = availability_zone_of(aggregate)
     if zone is None:
-        return AggregateHost.objects.none().values("host")
-    other_zones = AggregateMetadata.objects.filter(key=AZ_KEY).exclude(value=zone).values("aggregate")
-    return AggregateHost.objects.filter(aggregate__in=other_zones).values("host")
+        return AggregateHost.objects.none().values_list("host", flat=True)
+    return zoned_hosts(other_than=zone)
 
 
 def _check_zone_change(aggregate: Aggregate, new_zone: str | None) -> str | None:
@@ -348,7 +338,7 @@ def update_aggregate(
     return get_aggregate(aggregate_id)
 
 
-def set_metadata(caller: Caller, aggregate_id: int, metadata: dict[str, str | None]) -> Aggregate:
+def set_metadata(caller: Caller, aggregate_id: int, metadata: Mapping[str, str | None]) -> Aggregate:
     """Merge ``metadata`` into the aggregate's: a None value deletes its key."""
     _record(caller, "aggregate.update_metadata.start", get_aggregate(aggregate_id))
     with events.failures_recorded(caller, "update_aggregate_metadata", "aggregate", aggregate_id):

@@ -1,7 +1,6 @@
 """Compute hosts: their services (with heartbeats) and compute nodes."""
 
 import uuid
-from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -48,7 +47,7 @@ def image_types_of(hypervisor_type: str) -> frozenset[str]:
     return IMAGE_TYPES_BY_HYPERVISOR.get(hypervisor_type, DEFAULT_IMAGE_TYPES)
 
 
-class ServiceQuerySet(models.QuerySet):
+class ServiceQuerySet(models.QuerySet["Service"]):
     def up(self, now: datetime | None = None) -> "ServiceQuerySet":
         return self.filter(up_q(now))
 
@@ -84,7 +83,7 @@ class Service(models.Model):
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["host", "binary"], name="uniq_service_host_binary")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.binary} on {self.host}"
 
     @property
@@ -142,47 +141,5 @@ class ComputeNode(models.Model):
             models.UniqueConstraint(fields=["host", "hypervisor_hostname"], name="uniq_compute_node_host_node")
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.hypervisor_hostname
-
-
-def instances_by_node(nodes: "Iterable[ComputeNode]") -> dict[str, int]:
-    """Node uuid -> the instances on it: the VMs its agent reports running
-    (``running_vms``, outside Corral) and Corral's servers placed on it.
-    Every "host has instances" rule and every instance count shown uses this."""
-    from aggregates.servers.models import Server
-
-    nodes = list(nodes)
-    counts = {str(node.uuid): node.running_vms for node in nodes}
-    rows = (
-        Server.objects.filter(node_uuid__in=list(counts), deleted_at__isnull=True)
-        .order_by()
-        .values_list("node_uuid")
-        .annotate(n=models.Count("id"))
-    )
-    for node_uuid, n in rows:
-        counts[node_uuid] += n
-    return counts
-
-
-def instances_by_host(hosts: "Iterable[str]") -> dict[str, int]:
-    """Host -> the instances on its nodes, as ``instances_by_node`` counts
-    them (two queries, however many hosts)."""
-    from aggregates.servers.models import Server
-
-    hosts = list(hosts)
-    counts: dict[str, int] = {}
-    reported = (
-        ComputeNode.objects.filter(host__in=hosts).order_by().values_list("host").annotate(n=models.Sum("running_vms"))
-    )
-    for host, n in reported:
-        counts[host] = n or 0
-    servers = (
-        Server.objects.filter(host__in=hosts, deleted_at__isnull=True)
-        .order_by()
-        .values_list("host")
-        .annotate(n=models.Count("id"))
-    )
-    for host, n in servers:
-        counts[host] = counts.get(host, 0) + n
-    return counts

@@ -5,6 +5,8 @@ by the microversion that introduced each shape.
 Not API layer: ``manage.py register_host`` checks its arguments with
 ``REGISTRATION``, as the API checks a host agent's body."""
 
+from typing import Any
+
 from aggregates.value_schemas import (
     MAX_INT,
     boolean,
@@ -47,7 +49,7 @@ SERVICE_UPDATE_V2_53 = {
 }
 
 
-def service_action(version):
+def service_action(version: tuple[int, int]) -> dict[str, Any]:
     """forced_down from 2.11."""
     return SERVICE_ACTION_V2_11 if version >= (2, 11) else SERVICE_ACTION
 
@@ -56,7 +58,7 @@ SERVICE_LIST_QUERY = query({"host": {"type": "string"}, "binary": {"type": "stri
 SERVICE_LIST_QUERY_V2_75 = query(SERVICE_LIST_QUERY["properties"], strict=True)
 
 
-def service_list_query(version):
+def service_list_query(version: tuple[int, int]) -> dict[str, Any]:
     """Strict from 2.75."""
     return SERVICE_LIST_QUERY_V2_75 if version >= (2, 75) else SERVICE_LIST_QUERY
 
@@ -75,7 +77,7 @@ HYPERVISOR_LIST_QUERY_V2_53 = query(
 )
 
 
-def hypervisor_list_query(version):
+def hypervisor_list_query(version: tuple[int, int]) -> dict[str, Any]:
     """Paging from 2.33; strict, with the hostname pattern and with_servers, from 2.53."""
     if version >= (2, 53):
         return HYPERVISOR_LIST_QUERY_V2_53
@@ -88,7 +90,7 @@ HYPERVISOR_SHOW_QUERY = query()
 HYPERVISOR_SHOW_QUERY_V2_53 = query({"with_servers": boolean_query}, strict=True)
 
 
-def hypervisor_show_query(version):
+def hypervisor_show_query(version: tuple[int, int]) -> dict[str, Any]:
     """Strict, with with_servers, from 2.53."""
     return HYPERVISOR_SHOW_QUERY_V2_53 if version >= (2, 53) else HYPERVISOR_SHOW_QUERY
 
@@ -96,7 +98,7 @@ def hypervisor_show_query(version):
 # --- /os-host-registrations (Corral) -------------------------------------------------------
 
 
-def _count(minimum=0):
+def _count(minimum: int = 0) -> dict[str, Any]:
     return {"type": "integer", "minimum": minimum, "maximum": MAX_INT}
 
 

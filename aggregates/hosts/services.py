@@ -14,9 +14,10 @@ from aggregates.audit import services as events
 from aggregates.errors import Conflict, Invalid, NotFound, ServiceError
 from aggregates.host_aggregates import services as aggregate_services
 from aggregates.host_aggregates.models import AggregateHost
-from aggregates.hosts.models import ComputeNode, Service, instances_by_host
+from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity.caller import Caller
 from aggregates.mirroring import outbox
+from aggregates.servers.models import instances_by_host
 from aggregates.zones.services import API_BINARIES, with_zones
 
 if TYPE_CHECKING:

@@ -8,6 +8,9 @@ documents, ``/v3/auth/tokens`` (issue, validate, revoke) and read-only
 
 import http
 import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, NoReturn
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -15,6 +18,7 @@ from django.http import Http404, UnreadablePostError
 from jsonschema import Draft4Validator
 from rest_framework import exceptions as drf
 from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -22,7 +26,8 @@ from aggregates.compute_api.auth import TokenAuthentication, allowed, caller_of
 from aggregates.compute_api.base import SafeJSONParser
 from aggregates.compute_api.errors import ApiError, BodyNotAccepted
 from aggregates.identity import services as identity
-from aggregates.identity.caller import roles_on_project
+from aggregates.identity.caller import Caller, roles_on_project
+from aggregates.identity.models import Project, Token
 from aggregates.value_schemas import TRUE_STRINGS
 from config import json_bodies
 from config.public_url import public_base
@@ -82,7 +87,7 @@ PROJECT_REF = {
     "dependencies": {"name": ["domain"]},
 }
 
-TOKEN_REQUEST_SCHEMA = {
+TOKEN_REQUEST_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "auth": {
@@ -134,7 +139,7 @@ TOKEN_REQUEST_SCHEMA = {
 }
 
 
-def validate(body, schema):
+def validate(body: Any, schema: Mapping[str, Any]) -> Any:
     """Raise a 400 in Keystone's words on the first schema error. Values are
     never echoed back: they may be passwords."""
     errors = sorted(
@@ -148,7 +153,7 @@ def validate(body, schema):
     raise ApiError(400, f"Invalid input for {where}: {_reason(error)}")
 
 
-def _reason(error):
+def _reason(error: Any) -> str:  # error: jsonschema's ValidationError (untyped)
     expected = error.validator_value
     if error.validator == "type":
         return "must be of type " + (" or ".join(expected) if isinstance(expected, list) else expected) + "."
@@ -166,13 +171,13 @@ def _reason(error):
 # --- errors -------------------------------------------------------------------
 
 
-def keystone_error(status, message, headers=None):
+def keystone_error(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
     title = http.HTTPStatus(status).phrase
     body = {"error": {"code": status, "title": title, "message": json_bodies.escape(message)}}
     return Response(body, status=status, headers=headers)
 
 
-def identity_exception_handler(exc, context):
+def identity_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     """DRF exception handler rendering every error in Keystone's format."""
     if isinstance(exc, ApiError):
         return keystone_error(exc.status, exc.message, exc.headers)
@@ -205,11 +210,11 @@ def identity_exception_handler(exc, context):
     return keystone_error(500, "An unexpected error prevented the server from fulfilling your request.")
 
 
-def forbidden(policy):
+def forbidden(policy: str) -> ApiError:
     return ApiError(403, f"You are not authorized to perform the requested action: {policy}.")
 
 
-def enforce(request, policy, owner_allowed=False):
+def enforce(request: Request, policy: str, owner_allowed: bool = False) -> Caller:
     """The Caller if it may act under ``policy`` (or ``owner_allowed``); else 403."""
     caller = caller_of(request)
     if not (owner_allowed or allowed(caller, policy)):
@@ -223,16 +228,16 @@ class IdentityAPIView(APIView):
     parser_classes = [SafeJSONParser]
     renderer_classes = [JSONRenderer]
 
-    def get_exception_handler(self):
+    def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response]:
         return identity_exception_handler
 
-    def initial(self, request, *args, **kwargs):
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         problem = json_bodies.problem_of(request)
         if problem:
             raise ApiError(400, problem + CLIENT_ERROR)
         super().initial(request, *args, **kwargs)
 
-    def perform_authentication(self, request):
+    def perform_authentication(self, request: Request) -> None:
         # Lazy: only views that read the caller need a token, so a stale
         # X-Auth-Token sent to the version documents or to a login is ignored.
         pass
@@ -241,16 +246,16 @@ class IdentityAPIView(APIView):
 # --- serializers --------------------------------------------------------------
 
 
-def identity_url(request, path=""):
+def identity_url(request: Request, path: str = "") -> str:
     return f"{public_base(request)}/identity{path}"
 
 
-def keystone_time(value):
+def keystone_time(value: datetime) -> str:
     """Keystone's token timestamps: whole seconds, ``.000000Z``."""
     return value.strftime("%Y-%m-%dT%H:%M:%S.000000Z")
 
 
-def version_document(request):
+def version_document(request: Request) -> dict[str, Any]:
     return {
         "id": IDENTITY_VERSION,
         "status": "stable",
@@ -260,7 +265,7 @@ def version_document(request):
     }
 
 
-def catalog(request):
+def catalog(request: Request) -> list[dict[str, Any]]:
     base = public_base(request)
     region = settings.REGION_NAME
     return [
@@ -283,9 +288,9 @@ def catalog(request):
     ]
 
 
-def token_body(request, row, methods):
+def token_body(request: Request, row: Token, methods: Iterable[str]) -> dict[str, dict[str, Any]]:
     user = row.user
-    body = {
+    body: dict[str, Any] = {
         "methods": list(methods),
         "user": {
             "id": identity.user_id_of(user),
@@ -306,7 +311,7 @@ def token_body(request, row, methods):
     return {"token": body}
 
 
-def project_body(request, project):
+def project_body(request: Request, project: Project) -> dict[str, Any]:
     return {
         "id": project.id,
         "name": project.name,
@@ -327,16 +332,18 @@ def project_body(request, project):
 class VersionListView(IdentityAPIView):
     """``/identity``: Keystone answers 300 Multiple Choices with its versions."""
 
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response({"versions": {"values": [version_document(request)]}}, status=300)
 
 
 class VersionView(IdentityAPIView):
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response({"version": version_document(request)})
 
 
-def login_request(auth):
+def login_request(
+    auth: dict[str, Any],
+) -> tuple[Sequence[str], identity.Ref | None, str | None, identity.Ref | None]:
     """(methods, password user, token, project reference) of a validated body."""
     credentials = auth["identity"]
     methods = credentials["methods"]
@@ -361,7 +368,7 @@ def login_request(auth):
 class TokensView(IdentityAPIView):
     """``/identity/v3/auth/tokens``: log in (POST), validate (GET/HEAD), revoke (DELETE)."""
 
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         auth = validate(request.data, TOKEN_REQUEST_SCHEMA)["auth"]
         methods, password_user, token, project_ref = login_request(auth)
         token, row = identity.authenticate_for_token(
@@ -374,19 +381,19 @@ class TokensView(IdentityAPIView):
         )
         return Response(token_body(request, row, methods), status=201, headers={"X-Subject-Token": token})
 
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         subject = request.headers.get("X-Subject-Token", "")
         row = self._subject_token(request, subject, "identity:validate_token")
         return Response(token_body(request, row, ["password"]), headers={"X-Subject-Token": subject})
 
-    def delete(self, request):
+    def delete(self, request: Request) -> Response:
         subject = request.headers.get("X-Subject-Token", "")
         self._subject_token(request, subject, "identity:revoke_token")
         identity.revoke_token(subject)
         return Response(status=204)
 
     @staticmethod
-    def _subject_token(request, subject, policy):
+    def _subject_token(request: Request, subject: str, policy: str) -> Token:
         """The valid token named by X-Subject-Token (404 otherwise), once the
         caller may act on it: its own token, or under ``policy``."""
         caller = caller_of(request)
@@ -397,7 +404,7 @@ class TokensView(IdentityAPIView):
         return row
 
 
-def enabled_filter(request):
+def enabled_filter(request: Request) -> bool | None:
     value = request.query_params.get("enabled")
     if value is None:
         return None
@@ -409,7 +416,7 @@ def enabled_filter(request):
 
 
 class ProjectListView(IdentityAPIView):
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         enforce(request, "identity:list_projects")
         projects = identity.list_projects(name=request.query_params.get("name"), enabled=enabled_filter(request))
         query = request.META.get("QUERY_STRING", "")
@@ -426,7 +433,7 @@ class ProjectListView(IdentityAPIView):
 
 
 class ProjectDetailView(IdentityAPIView):
-    def get(self, request, project_id):
+    def get(self, request: Request, project_id: str) -> Response:
         caller = caller_of(request)
         enforce(request, "identity:get_project", owner_allowed=caller.project_id == project_id)
         project = identity.get_project(project_id)
@@ -438,5 +445,5 @@ class ProjectDetailView(IdentityAPIView):
 class NotFoundView(IdentityAPIView):
     """Every other path under /identity: a 404 in Keystone's format."""
 
-    def initial(self, request, *args, **kwargs):
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> NoReturn:
         raise drf.NotFound()

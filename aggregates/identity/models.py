@@ -7,7 +7,7 @@ from django.db import models
 from django.utils import timezone
 
 
-def new_hex_id():
+def new_hex_id() -> str:
     return uuid.uuid4().hex
 
 
@@ -24,7 +24,7 @@ class Project(models.Model):
     class Meta:
         ordering = ["name"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
 
@@ -41,7 +41,7 @@ class RoleAssignment(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "project"], name="uniq_role_user_project")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.user} is {self.role} on {self.project}"
 
 
@@ -54,7 +54,7 @@ class Token(models.Model):
     issued_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(db_index=True)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"token of {self.user} until {self.expires_at:%Y-%m-%d %H:%M}"
 
 

@@ -43,7 +43,7 @@ class Image(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.name or '(no name)'} ({self.id})"
 
 
@@ -58,7 +58,7 @@ class ImageProperty(models.Model):
         constraints = [models.UniqueConstraint(fields=["image", "name"], name="image_property_unique_name")]
         ordering = ["name"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.name}={self.value}"
 
 
@@ -70,5 +70,5 @@ class ImageTag(models.Model):
         constraints = [models.UniqueConstraint(fields=["image", "value"], name="image_tag_unique_value")]
         ordering = ["value"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.value

@@ -7,10 +7,11 @@ from rest_framework.response import Response
 
 from aggregates.compute_api.auth import enforce
 from aggregates.compute_api.base import ComputeAPIView
-from aggregates.compute_api.microversions import APIVersion
+from aggregates.compute_api.microversions import APIVersion, ComputeRequest
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import validate
 from aggregates.maintenance import headroom, planning, schemas, serializers, services
+from aggregates.maintenance.models import MaintenanceJob
 from config.public_url import public_base
 
 MAINTENANCE_POLICY = "corral:os-hosts:maintenance"
@@ -19,13 +20,13 @@ HEADROOM_POLICY = "corral:os-capacity-headroom"
 HOSTS_UPDATE_POLICY = "os_compute_api:os-hosts:update"
 
 
-def _job_response(request, job):
+def _job_response(request: ComputeRequest, job: MaintenanceJob) -> Response:
     location = f"{public_base(request)}/compute/v2.1/os-maintenance-jobs/{job.uuid}"
     return Response(serializers.job_body(job), status=202, headers={"Location": location})
 
 
 class HostMaintenanceView(ComputeAPIView):
-    def post(self, request, host):
+    def post(self, request: ComputeRequest, host: str) -> Response:
         caller = enforce(request, MAINTENANCE_POLICY)
         services.compute_service(host)  # an unknown host is 404 before anything else
         body = validate(self.body(request), schemas.MAINTENANCE)["maintenance"]
@@ -48,11 +49,11 @@ class HostView(ComputeAPIView):
 
     max_version = APIVersion(2, 42)
 
-    def put(self, request, host):
+    def put(self, request: ComputeRequest, host: str) -> Response:
         body = validate(self.body(request), schemas.HOST_UPDATE)
         caller = enforce(request, HOSTS_UPDATE_POLICY)
         services.compute_service(host)
-        result = {"host": host}
+        result: dict[str, str] = {"host": host}
         if "status" in body:
             result["status"] = services.set_host_enabled(caller, host, body["status"].lower() == "enable")
         if "maintenance_mode" in body:
@@ -63,7 +64,7 @@ class HostView(ComputeAPIView):
 
 
 class MaintenanceJobListView(ComputeAPIView):
-    def get(self, request):
+    def get(self, request: ComputeRequest) -> Response:
         query = query_params(request, schemas.JOB_QUERY)
         enforce(request, JOBS_POLICY)
         rows = services.jobs_with_items()
@@ -76,13 +77,13 @@ class MaintenanceJobListView(ComputeAPIView):
 
 
 class MaintenanceJobView(ComputeAPIView):
-    def get(self, request, job_id):
+    def get(self, request: ComputeRequest, job_id: str) -> Response:
         enforce(request, JOBS_POLICY)
         return Response(serializers.job_body(services.get_job(job_id)))
 
 
 class CapacityHeadroomView(ComputeAPIView):
-    def get(self, request):
+    def get(self, request: ComputeRequest) -> Response:
         query = query_params(request, schemas.HEADROOM_QUERY)
         enforce(request, HEADROOM_POLICY)
         result = headroom.capacity_headroom(

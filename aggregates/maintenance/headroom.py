@@ -113,7 +113,7 @@ def capacity_headroom(
         scope, name, found_id = "aggregate", aggregate.name, aggregate.id
     else:
         zone = str(availability_zone)
-        zone_members = zones.hosts_in_zone(zone)
+        zone_members = zones.zone_members(zone)
         members, member_of = zone_members.hosts, zone_members.aggregates
         scope, name, found_id = "availability_zone", zone, None
     if hosts < 1:

@@ -23,7 +23,7 @@ class MaintenanceJob(LongJob):
     prefer_aggregate_peers = models.BooleanField(default=True)
     rebalance = models.BooleanField(default=False)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"maintenance {self.action} of {self.host} {self.uuid} ({self.status})"
 
 
@@ -54,5 +54,5 @@ class MaintenanceItem(models.Model):
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["job", "server_uuid"], name="uniq_maintenance_job_server")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.server_uuid} {self.source}->{self.target or '?'} ({self.status})"

@@ -1,9 +1,15 @@
 """Response bodies of the maintenance routes and of capacity headroom."""
 
+from collections.abc import Iterable
+from typing import Any
+
 from aggregates.jobs.serializers import progress
+from aggregates.maintenance.headroom import Headroom
+from aggregates.maintenance.models import MaintenanceItem, MaintenanceJob
+from aggregates.maintenance.planning import Plan, PlannedMove
 
 
-def item(row):
+def item(row: MaintenanceItem) -> dict[str, Any]:
     return {
         "id": str(row.server_uuid),
         "name": row.name,
@@ -16,8 +22,8 @@ def item(row):
     }
 
 
-def job(row, with_servers=True):
-    body = {
+def job(row: MaintenanceJob, with_servers: bool = True) -> dict[str, Any]:
+    body: dict[str, Any] = {
         "id": str(row.uuid),
         "host": row.host,
         "action": row.action,
@@ -32,15 +38,15 @@ def job(row, with_servers=True):
     return body
 
 
-def job_body(row):
+def job_body(row: MaintenanceJob) -> dict[str, dict[str, Any]]:
     return {"job": job(row)}
 
 
-def job_list_body(rows):
+def job_list_body(rows: Iterable[MaintenanceJob]) -> dict[str, list[dict[str, Any]]]:
     return {"jobs": [job(row) for row in rows]}
 
 
-def planned(move):
+def planned(move: PlannedMove) -> dict[str, Any]:
     return {
         "id": move.server_uuid,
         "name": move.name,
@@ -54,7 +60,7 @@ def planned(move):
     }
 
 
-def plan_body(plan):
+def plan_body(plan: Plan) -> dict[str, dict[str, Any]]:
     return {
         "plan": {
             "host": plan.host,
@@ -68,11 +74,11 @@ def plan_body(plan):
     }
 
 
-def _number(value):
+def _number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else round(value, 3)
 
 
-def headroom_body(headroom):
+def headroom_body(headroom: Headroom) -> dict[str, dict[str, Any]]:
     return {
         "headroom": {
             "scope": headroom.scope,

@@ -4,7 +4,8 @@ confirmResize server actions (dispatched by /servers/{id}/action), GET
 
 import secrets
 import string
-from datetime import UTC
+from datetime import UTC, datetime
+from typing import Any
 
 from django.utils.dateparse import parse_datetime
 from rest_framework.response import Response
@@ -12,6 +13,7 @@ from rest_framework.response import Response
 from aggregates.compute_api.auth import caller_of, enforce
 from aggregates.compute_api.base import ComputeAPIView
 from aggregates.compute_api.errors import ApiError
+from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import validate
 from aggregates.moves import confirmation, schemas, serializers, states
@@ -22,18 +24,19 @@ from aggregates.value_schemas import to_bool
 # --- server actions -----------------------------------------------------------------
 
 
-def migrate_live(request, server_id, body):
+def migrate_live(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
     version = request.version
     arguments = validate(body, schemas.migrate_live(version))["os-migrateLive"]
     host = arguments["host"] or None
-    force = None
+    force: bool | None = None
     if version >= (2, 30):
         force = to_bool(arguments.get("force", False))
-    block_migration = arguments["block_migration"]
-    if version >= (2, 25) and block_migration == "auto":
+    requested = arguments["block_migration"]
+    block_migration: bool | None
+    if version >= (2, 25) and requested == "auto":
         block_migration = None
     else:
-        block_migration = to_bool(block_migration)
+        block_migration = to_bool(requested)
     service.live_migrate(
         caller_of(request),
         server_id,
@@ -45,7 +48,7 @@ def migrate_live(request, server_id, body):
     return Response(status=202)
 
 
-def migrate(request, server_id, body):
+def migrate(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
     version = request.version
     schema = schemas.migrate(version)
     if schema is not None:
@@ -57,12 +60,12 @@ def migrate(request, server_id, body):
     return Response(status=202)
 
 
-def _password():
+def _password() -> str:
     alphabet = string.ascii_letters + string.digits
     return "".join(secrets.choice(alphabet) for _ in range(12))
 
 
-def evacuate(request, server_id, body):
+def evacuate(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
     version = request.version
     arguments = validate(body, schemas.evacuate(version))["evacuate"]
     caller = caller_of(request)
@@ -86,13 +89,14 @@ def evacuate(request, server_id, body):
     return Response(status=200)
 
 
-def confirm_resize(request, server_id, body):
+def confirm_resize(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
     validate(body, schemas.CONFIRM_RESIZE)
     confirmation.confirm_resize(caller_of(request), server_id)
     return Response(status=204)
 
 
-# The server actions of moves, by the body's key (servers.api dispatches them).
+# The server actions of moves, by the body's key (servers.api's ServerActionView
+# dispatches them: the routes table gives it these).
 ACTIONS = {
     "os-migrateLive": migrate_live,
     "migrate": migrate,
@@ -104,7 +108,7 @@ ACTIONS = {
 # --- migrations ---------------------------------------------------------------------
 
 
-def _time(name, value):
+def _time(name: str, value: str) -> datetime:
     parsed = parse_datetime(value) if value else None
     if parsed is None:
         message = f"Invalid input for query parameters {name}. Value: {value}. '{value}' is not a 'date-time'"
@@ -113,7 +117,7 @@ def _time(name, value):
 
 
 class MigrationListView(ComputeAPIView):
-    def get(self, request):
+    def get(self, request: ComputeRequest) -> Response:
         version = request.version
         params = query_params(request, schemas.migrations_query(version))
         enforce(request, "os_compute_api:os-migrations:index")
@@ -149,7 +153,7 @@ class MigrationListView(ComputeAPIView):
 class ServerMigrationListView(ComputeAPIView):
     min_version = (2, 23)
 
-    def get(self, request, server_id):
+    def get(self, request: ComputeRequest, server_id: str) -> Response:
         query_params(request, schemas.server_migrations_query(request.version))
         migrations = service.in_progress_live_migrations(caller_of(request), server_id)
         return Response({"migrations": [serializers.server_migration(request, item) for item in migrations]})
@@ -158,7 +162,7 @@ class ServerMigrationListView(ComputeAPIView):
 class ServerMigrationView(ComputeAPIView):
     min_version = (2, 23)
 
-    def get(self, request, server_id, migration_id):
+    def get(self, request: ComputeRequest, server_id: str, migration_id: str) -> Response:
         query_params(request, schemas.server_migrations_query(request.version))
         caller = caller_of(request)
         if not migration_id.isdigit():

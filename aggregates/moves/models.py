@@ -60,5 +60,5 @@ class ServerMigration(models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["server", "status"], name="migration_server_status")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.migration_type} {self.uuid} ({self.status})"

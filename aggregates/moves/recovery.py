@@ -6,7 +6,6 @@ allocation where it is."""
 
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.utils import timezone
 
 from aggregates.hosts.models import ComputeNode
@@ -52,8 +51,8 @@ def resume_moves(now: datetime | None = None) -> dict[str, int]:
         server = migration.server
         node = _where_allocated(server)
         if node is not None and str(node.uuid) != server.node_uuid:
-            zone = zones.zones_by_host([node.host]).get(node.host) or [settings.DEFAULT_AVAILABILITY_ZONE]
-            target = scheduling.Placed(str(server.uuid), node.host, node.hypervisor_hostname, str(node.uuid), zone[0])
+            zone = zones.zone_of_host(node.host)
+            target = scheduling.Placed(str(server.uuid), node.host, node.hypervisor_hostname, str(node.uuid), zone)
             running.finish(migration.pk, target, migration.decision, "", ServerMigration.FAILED)
             counts["moved"] += 1
         else:

@@ -4,6 +4,7 @@ migrations.py and servers.py's confirm_resize), per microversion.
 Not API layer: plain JSON schemas, checked with aggregates.schema_check."""
 
 import copy
+from typing import Any
 
 from aggregates.value_schemas import boolean, hostname, non_negative_integer_query, query
 
@@ -23,7 +24,7 @@ _migrate = {
     "additionalProperties": False,
 }
 
-_migrate_live = {
+_migrate_live: dict[str, Any] = {
     "type": "object",
     "properties": {
         "os-migrateLive": {
@@ -43,7 +44,7 @@ _migrate_live_v225["properties"]["os-migrateLive"]["required"] = ["block_migrati
 _migrate_live_v230 = copy.deepcopy(_migrate_live_v225)
 _migrate_live_v230["properties"]["os-migrateLive"]["properties"]["force"] = boolean
 
-_evacuate = {
+_evacuate: dict[str, Any] = {
     "type": "object",
     "properties": {
         "evacuate": {
@@ -74,12 +75,12 @@ CONFIRM_RESIZE = {
 }
 
 
-def migrate(version):
+def migrate(version: tuple[int, int]) -> dict[str, Any] | None:
     """The cold migration body: checked only from 2.56 (None: not checked)."""
     return _migrate if version >= (2, 56) else None
 
 
-def migrate_live(version):
+def migrate_live(version: tuple[int, int]) -> dict[str, Any]:
     if version >= (2, 68):
         return _migrate_live_v225
     if version >= (2, 30):
@@ -89,7 +90,7 @@ def migrate_live(version):
     return _migrate_live
 
 
-def evacuate(version):
+def evacuate(version: tuple[int, int]) -> dict[str, Any]:
     if version >= (2, 68):
         return _evacuate_v214
     if version >= (2, 29):
@@ -123,7 +124,7 @@ _migrations_v20 = query(
 )
 
 
-def migrations_query(version):
+def migrations_query(version: tuple[int, int]) -> dict[str, Any]:
     """GET /os-migrations query strings: open below 2.59, strict from it."""
     if version < (2, 59):
         return _migrations_v20
@@ -149,6 +150,6 @@ def migrations_query(version):
     return query(properties, strict=True)
 
 
-def server_migrations_query(version):
+def server_migrations_query(version: tuple[int, int]) -> dict[str, Any]:
     """GET /servers/{id}/migrations[/{id}]: strict from 2.102."""
     return query({}, strict=version >= (2, 102))

@@ -1,14 +1,17 @@
 """Response bodies of migrations, per microversion (Nova's migrations.py and
 server_migrations.py output)."""
 
+from collections.abc import Sequence
+from typing import Any
 from urllib.parse import urlencode
 
 from aggregates.compute_api.base import isotime
+from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.moves.models import ServerMigration
 from config.public_url import public_base
 
 
-def _links(request, migration):
+def _links(request: ComputeRequest, migration: ServerMigration) -> list[dict[str, str]]:
     base = public_base(request)
     path = f"servers/{migration.server.uuid}/migrations/{migration.id}"
     return [
@@ -17,10 +20,10 @@ def _links(request, migration):
     ]
 
 
-def migration_item(request, migration):
+def migration_item(request: ComputeRequest, migration: ServerMigration) -> dict[str, Any]:
     """One item of GET /os-migrations."""
     version = request.version
-    item = {
+    item: dict[str, Any] = {
         "created_at": isotime(migration.created_at),
         "dest_compute": migration.dest_compute,
         "dest_host": migration.dest_host,
@@ -46,8 +49,10 @@ def migration_item(request, migration):
     return item
 
 
-def migration_list_body(request, migrations, limit, max_limit):
-    body = {"migrations": [migration_item(request, migration) for migration in migrations]}
+def migration_list_body(
+    request: ComputeRequest, migrations: Sequence[ServerMigration], limit: int | None, max_limit: int
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"migrations": [migration_item(request, migration) for migration in migrations]}
     if request.version >= (2, 59):
         page = max_limit if limit is None or limit > max_limit else limit
         if migrations and page == len(migrations):
@@ -59,10 +64,10 @@ def migration_list_body(request, migrations, limit, max_limit):
     return body
 
 
-def server_migration(request, migration):
+def server_migration(request: ComputeRequest, migration: ServerMigration) -> dict[str, Any]:
     """One in-progress live migration of GET /servers/{id}/migrations[/{id}]."""
     version = request.version
-    body = {
+    body: dict[str, Any] = {
         "created_at": isotime(migration.created_at),
         "dest_compute": migration.dest_compute,
         "dest_host": migration.dest_host,

@@ -4,7 +4,7 @@ from rest_framework.response import Response
 
 from aggregates.compute_api.auth import enforce
 from aggregates.compute_api.base import ComputeAPIView
-from aggregates.compute_api.microversions import APIVersion
+from aggregates.compute_api.microversions import APIVersion, ComputeRequest
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import path_int, validate
 from aggregates.precache import schemas, serializers, services
@@ -14,17 +14,18 @@ from config.public_url import public_base
 class AggregateImagesView(ComputeAPIView):
     min_version = APIVersion(2, 81)
 
-    def post(self, request, aggregate_id):
+    def post(self, request: ComputeRequest, aggregate_id: str) -> Response:
         body = validate(self.body(request), schemas.AGGREGATE_IMAGES)
         caller = enforce(request, "compute:aggregates:images")
-        aggregate_id = path_int(aggregate_id, f"Invalid aggregate id: {aggregate_id}. The id must be an integer.")
-        job = services.request_image_cache(caller, aggregate_id, [item["id"] for item in body["cache"]])
+        pk = path_int(aggregate_id, f"Invalid aggregate id: {aggregate_id}. The id must be an integer.")
+        job = services.request_image_cache(caller, pk, [item["id"] for item in body["cache"]])
+
         location = f"{public_base(request)}/compute/v2.1/os-image-cache-jobs/{job.uuid}"
         return Response(status=202, headers={"Location": location})
 
 
 class ImageCacheJobListView(ComputeAPIView):
-    def get(self, request):
+    def get(self, request: ComputeRequest) -> Response:
         query = query_params(request, schemas.JOB_QUERY)
         enforce(request, "corral:image-cache-jobs:list")
         rows = services.jobs_with_details()
@@ -37,6 +38,6 @@ class ImageCacheJobListView(ComputeAPIView):
 
 
 class ImageCacheJobView(ComputeAPIView):
-    def get(self, request, job_id):
+    def get(self, request: ComputeRequest, job_id: str) -> Response:
         enforce(request, "corral:image-cache-jobs:show")
         return Response(serializers.job_body(services.get_job(job_id)))

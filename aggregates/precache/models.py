@@ -18,7 +18,7 @@ class ImageCacheJob(LongJob):
     # The periodic task that created it, when it was a recurring pre-cache.
     schedule_name = models.CharField(max_length=200, blank=True, default="")
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"image cache job {self.uuid} ({self.status})"
 
 
@@ -44,7 +44,7 @@ class ImageCacheHost(models.Model):
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["job", "host"], name="uniq_image_cache_job_host")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.host} ({self.status})"
 
 
@@ -71,5 +71,5 @@ class ImageCacheResult(models.Model):
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["host_item", "image_id"], name="uniq_image_cache_host_image")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.image_id} on {self.host_item_id} ({self.status})"

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django_celery_beat.models import CrontabSchedule, PeriodicTask  # type: ignore[import-untyped]
-from django_celery_beat.validators import (  # type: ignore[import-untyped]
+from django_celery_beat.models import CrontabSchedule, PeriodicTask
+from django_celery_beat.validators import (
     day_of_week_validator,
     hour_validator,
     minute_validator,

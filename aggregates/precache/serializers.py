@@ -1,9 +1,13 @@
 """Response bodies of ``/os-image-cache-jobs``."""
 
+from collections.abc import Iterable
+from typing import Any
+
 from aggregates.jobs.serializers import progress
+from aggregates.precache.models import ImageCacheHost, ImageCacheJob, ImageCacheResult
 
 
-def image_result(row):
+def image_result(row: ImageCacheResult) -> dict[str, Any]:
     return {
         "id": str(row.image_id),
         "status": row.status,
@@ -13,7 +17,7 @@ def image_result(row):
     }
 
 
-def host(item):
+def host(item: ImageCacheHost) -> dict[str, Any]:
     return {
         "host": item.host,
         "status": item.status,
@@ -22,8 +26,8 @@ def host(item):
     }
 
 
-def job(row, with_hosts=True):
-    body = {
+def job(row: ImageCacheJob, with_hosts: bool = True) -> dict[str, Any]:
+    body: dict[str, Any] = {
         "id": str(row.uuid),
         "aggregate_id": row.aggregate_id,
         "aggregate_uuid": str(row.aggregate_uuid),
@@ -36,9 +40,10 @@ def job(row, with_hosts=True):
     return body
 
 
-def job_body(row):
+def job_body(row: ImageCacheJob) -> dict[str, dict[str, Any]]:
     return {"job": job(row)}
 
 
-def job_list_body(rows):
+def job_list_body(rows: Iterable[ImageCacheJob]) -> dict[str, list[dict[str, Any]]]:
+
     return {"jobs": [job(row) for row in rows]}

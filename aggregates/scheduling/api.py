@@ -2,12 +2,14 @@
 or would not take a boot now, and the stored explanation of a past decision."""
 
 import uuid
+from typing import Any
 
 from rest_framework.response import Response
 
 from aggregates.compute_api.auth import enforce
 from aggregates.compute_api.base import ComputeAPIView
 from aggregates.compute_api.errors import ApiError
+from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.compute_api.validation import validate
 from aggregates.scheduling import schemas
 from aggregates.scheduling import services as service
@@ -16,7 +18,7 @@ from aggregates.scheduling.models import SchedulingDecision
 POLICY = "os_compute_api:os-scheduler-explain"
 
 
-def explanation_body(decision: SchedulingDecision) -> dict:
+def explanation_body(decision: SchedulingDecision) -> dict[str, Any]:
     return {
         "explanation": {
             "id": str(decision.uuid),
@@ -29,7 +31,7 @@ def explanation_body(decision: SchedulingDecision) -> dict:
 
 
 class SchedulerExplainView(ComputeAPIView):
-    def post(self, request):
+    def post(self, request: ComputeRequest) -> Response:
         body = validate(self.body(request), schemas.EXPLAIN)["explain"]
         caller = enforce(request, POLICY)
         decision = service.explain_request(
@@ -44,7 +46,7 @@ class SchedulerExplainView(ComputeAPIView):
 
 
 class SchedulingDecisionView(ComputeAPIView):
-    def get(self, request, decision_id):
+    def get(self, request: ComputeRequest, decision_id: str) -> Response:
         enforce(request, POLICY)
         try:
             parsed = uuid.UUID(decision_id)

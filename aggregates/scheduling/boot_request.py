@@ -50,17 +50,12 @@ def parse_availability_zone(value: str | None) -> Destination:
     return Destination(zone, host or None, node or None)
 
 
-def host_zone(host: str) -> str:
-    names = zones.zones_by_host([host]).get(host)
-    return names[0] if names else settings.DEFAULT_AVAILABILITY_ZONE
-
-
 def zone_for_forced_host(zone: str | None, host: str | None) -> str | None:
     """Nova's _validate_host_availability_zone: a zone the forced host is
     not in is ignored (None), not refused."""
     if zone is None or host is None:
         return zone
-    return zone if host_zone(host) == zone else None
+    return zone if zones.zone_of_host(host) == zone else None
 
 
 def available_zones() -> set[str]:

@@ -26,5 +26,5 @@ class SchedulingDecision(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.outcome} {self.uuid}"

@@ -2,7 +2,9 @@
 
 import secrets
 import string
-from datetime import UTC
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from django.utils.dateparse import parse_datetime
 from rest_framework.response import Response
@@ -10,9 +12,10 @@ from rest_framework.response import Response
 from aggregates.compute_api.auth import caller_of
 from aggregates.compute_api.base import ComputeAPIView
 from aggregates.compute_api.errors import ApiError
+from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import validate
-from aggregates.moves import api as moves
+from aggregates.identity.caller import Caller
 from aggregates.servers import schemas, serializers
 from aggregates.servers import services as service
 
@@ -20,7 +23,7 @@ TRUE = {"1", "t", "true", "on", "y", "yes"}
 FALSE = {"0", "f", "false", "off", "n", "no"}
 
 
-def _strict_bool(name, value):
+def _strict_bool(name: str, value: str) -> bool:
     lowered = value.strip().lower()
     if lowered in TRUE:
         return True
@@ -33,7 +36,7 @@ def _strict_bool(name, value):
     )
 
 
-def _allowed_filters(version):
+def _allowed_filters(version: tuple[int, int]) -> set[str]:
     """The filters a non-admin may use (Nova strips the others silently)."""
     allowed = {"reservation_id", "name", "status", "image", "flavor", "ip", "changes-since", "all_tenants"}
     if version >= (2, 5):
@@ -63,14 +66,14 @@ def _allowed_filters(version):
     return allowed
 
 
-def _time(name, value):
+def _time(name: str, value: str) -> datetime:
     parsed = parse_datetime(value) if value else None
     if parsed is None:
         raise ApiError(400, f"Invalid filter field: {name}.")
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _server_query(request, caller):
+def _server_query(request: ComputeRequest, caller: Caller) -> service.ServerQuery:
     version = request.version
     params = query_params(request, schemas.server_list_query(version))
     for name in request.query_params:
@@ -109,23 +112,23 @@ def _server_query(request, caller):
     return query
 
 
-def _list(request, detail):
+def _list(request: ComputeRequest, detail: bool) -> Response:
     caller = caller_of(request)
     query = _server_query(request, caller)
     servers = service.list_servers(caller, query, max_limit=MAX_LIMIT)
     return Response(serializers.server_list_body(request, servers, caller, detail, query.limit, MAX_LIMIT))
 
 
-def _password():
+def _password() -> str:
     alphabet = string.ascii_letters + string.digits
     return "".join(secrets.choice(alphabet) for _ in range(12))
 
 
 class ServerListView(ComputeAPIView):
-    def get(self, request):
+    def get(self, request: ComputeRequest) -> Response:
         return _list(request, detail=False)
 
-    def post(self, request):
+    def post(self, request: ComputeRequest) -> Response:
         version = request.version
         body = validate(self.body(request), schemas.server_create(version))
         server = body["server"]
@@ -162,35 +165,39 @@ class ServerListView(ComputeAPIView):
 
 
 class ServerDetailListView(ComputeAPIView):
-    def get(self, request):
+    def get(self, request: ComputeRequest) -> Response:
         return _list(request, detail=True)
 
 
 class ServerView(ComputeAPIView):
-    def get(self, request, server_id):
+    def get(self, request: ComputeRequest, server_id: str) -> Response:
         query_params(request, schemas.server_show_query(request.version))
         caller = caller_of(request)
         return Response(serializers.server_body(request, service.get_server(caller, server_id), caller))
 
-    def delete(self, request, server_id):
+    def delete(self, request: ComputeRequest, server_id: str) -> Response:
         service.delete_server(caller_of(request), server_id)
         return Response(status=204)
 
 
-# Server actions by the body's one key, each to its domain's handler
-# (request, server_id, body) -> Response.
-ACTIONS = {**moves.ACTIONS}
+# A server action's handler: (request, server id, body) -> the response.
+ServerAction = Callable[[ComputeRequest, str, dict[str, Any]], Response]
 
 
 class ServerActionView(ComputeAPIView):
-    """POST /servers/{id}/action: Nova's dispatch on the body's one key."""
+    """POST /servers/{id}/action: Nova's dispatch on the body's one key.
+    The routes table (config/compute_urls.py) gives its ``handlers``: server
+    actions by that key, each to its domain's handler (request, server_id,
+    body) -> Response."""
 
-    def post(self, request, server_id):
+    handlers: Mapping[str, ServerAction] = {}
+
+    def post(self, request: ComputeRequest, server_id: str) -> Response:
         body = self.body(request)
         if not isinstance(body, dict) or len(body) != 1:
             raise ApiError(400, "Malformed request body")
         action = next(iter(body))
-        handler = ACTIONS.get(action)
+        handler = self.handlers.get(action)
         if handler is None:
             raise ApiError(400, f"There is no such action: {action}")
         return handler(request, server_id, body)

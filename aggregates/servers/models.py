@@ -1,11 +1,16 @@
 """Servers as Nova shows them. There is no hypervisor: a server is ACTIVE when
-its placement allocation holds on its node's resource provider."""
+its placement allocation holds on its node's resource provider. Also the
+one count of the instances on a node or a host (the VMs its agent reports
+and Corral's servers)."""
 
 import uuid
+from collections.abc import Iterable
 
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+
+from aggregates.hosts.models import ComputeNode
 
 
 class Server(models.Model):
@@ -63,7 +68,7 @@ class Server(models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["host", "vm_state"], name="server_host_state")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.name} ({self.uuid})"
 
 
@@ -108,3 +113,44 @@ def status_q(status: str) -> Q | None:
             else:
                 condition |= Q(vm_state=vm_state, task_state=task)
     return condition & Q(deleted_at__isnull=True) if found else None
+
+
+# --- instances on a node or host: the one count --------------------------------------
+
+
+def instances_by_node(nodes: Iterable[ComputeNode]) -> dict[str, int]:
+    """Node uuid -> the instances on it: the VMs its agent reports running
+    (``running_vms``, outside Corral) and Corral's servers placed on it.
+    Every "host has instances" rule and every instance count shown uses this."""
+    nodes = list(nodes)
+    counts = {str(node.uuid): node.running_vms for node in nodes}
+    rows = (
+        Server.objects.filter(node_uuid__in=list(counts), deleted_at__isnull=True)
+        .order_by()
+        .values_list("node_uuid")
+        .annotate(n=models.Count("id"))
+    )
+    for node_uuid, n in rows:
+        counts[node_uuid] += n
+    return counts
+
+
+def instances_by_host(hosts: Iterable[str]) -> dict[str, int]:
+    """Host -> the instances on its nodes, as ``instances_by_node`` counts
+    them (two queries, however many hosts)."""
+    hosts = list(hosts)
+    counts: dict[str, int] = {}
+    reported = (
+        ComputeNode.objects.filter(host__in=hosts).order_by().values_list("host").annotate(n=models.Sum("running_vms"))
+    )
+    for host, n in reported:
+        counts[host] = n or 0
+    servers = (
+        Server.objects.filter(host__in=hosts, deleted_at__isnull=True)
+        .order_by()
+        .values_list("host")
+        .annotate(n=models.Count("id"))
+    )
+    for host, n in servers:
+        counts[host] = counts.get(host, 0) + n
+    return counts

@@ -5,6 +5,7 @@ list query strings (strict from 2.75).
 Not API layer: plain JSON schemas, checked with aggregates.schema_check."""
 
 import copy
+from typing import Any
 
 from aggregates.value_schemas import MAX_INT, boolean, name, query
 
@@ -32,7 +33,7 @@ _metadata = {
     "additionalProperties": False,
 }
 
-_legacy_bdm = {
+_legacy_bdm: dict[str, Any] = {
     "type": "object",
     "properties": {
         "virtual_name": {"type": "string", "maxLength": 255},
@@ -82,8 +83,8 @@ SCHEDULER_HINTS = {
 }
 
 
-def _networks_list(with_uuid_format, with_tag):
-    properties = {
+def _networks_list(with_uuid_format: bool, with_tag: bool) -> dict[str, Any]:
+    properties: dict[str, Any] = {
         "fixed_ip": _ip_address,
         "port": {"type": ["string", "null"], "format": "uuid"},
         "uuid": _uuid if with_uuid_format else {"type": "string"},
@@ -93,9 +94,9 @@ def _networks_list(with_uuid_format, with_tag):
     return {"type": "array", "items": {"type": "object", "properties": properties, "additionalProperties": False}}
 
 
-def server_properties(version):
+def server_properties(version: tuple[int, int]) -> dict[str, Any]:
     """The keys of the ``server`` object of a create body at ``version``."""
-    properties = {
+    properties: dict[str, Any] = {
         "name": name,
         "imageRef": {"oneOf": [_uuid, {"type": "string", "maxLength": 0}]},
         "flavorRef": {"type": ["string", "integer"], "minLength": 1},
@@ -170,7 +171,7 @@ def server_properties(version):
     return properties
 
 
-def server_create(version):
+def server_create(version: tuple[int, int]) -> dict[str, Any]:
     """The POST /servers body: ``networks`` required from 2.37."""
     required = ["name", "flavorRef"]
     if version >= (2, 37):
@@ -264,7 +265,7 @@ JOINED_TABLE_PARAMS = (
 _LIMIT = {"type": "string", "pattern": "^[0-9]*$", "minLength": 1}
 
 
-def server_list_query(version):
+def server_list_query(version: tuple[int, int]) -> dict[str, Any]:
     """Tags filters from 2.26, changes-before from 2.66, locked from 2.73;
     strict (unknown parameters refused) from 2.75."""
     names = list(_LIST_PARAMS)
@@ -274,11 +275,12 @@ def server_list_query(version):
         names.append("changes-before")
     if version >= (2, 73):
         names.append("locked")
-    properties = {param: _string for param in names}
+    properties: dict[str, dict[str, Any]] = {param: _string for param in names}
+
     properties["limit"] = _LIMIT
     return query(properties, strict=version >= (2, 75))
 
 
-def server_show_query(version):
+def server_show_query(version: tuple[int, int]) -> dict[str, Any]:
     """GET /servers/{id} reads no parameter; from 2.102 it refuses any."""
     return query(strict=version >= (2, 102))

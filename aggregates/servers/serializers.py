@@ -1,40 +1,47 @@
 """Response bodies of ``/servers``, per microversion (Nova's views/servers.py)."""
 
 import re
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
 from hashlib import sha224
+from typing import Any
 from urllib.parse import urlencode
 
 from aggregates.compute_api.base import isotime
+from aggregates.compute_api.microversions import ComputeRequest
+from aggregates.identity.caller import Caller
+from aggregates.scheduling.models import SchedulingDecision
 from aggregates.servers import services as service
-from aggregates.servers.models import status_of
+from aggregates.servers.models import Server, status_of
 from config.public_url import public_base
 
 PROGRESS_STATUSES = ("ACTIVE", "BUILD", "REBUILD", "RESIZE", "VERIFY_RESIZE", "MIGRATING")
 FAULT_STATUSES = ("ERROR", "DELETED")
 
 
-def nova_time(value):
+def nova_time(value: datetime | None) -> str | None:
     """utils.isotime: seconds and a Z."""
     return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else None
 
 
-def host_id(server):
+def host_id(server: Server) -> str:
     if not server.host:
         return ""
     return sha224((server.project_id + server.host).encode("utf-8")).hexdigest()
 
 
-def instance_name(server):
+def instance_name(server: Server) -> str:
     return f"instance-{server.id:08x}"
 
 
-def hostname_of(server):
+def hostname_of(server: Server) -> str:
     """Nova's sanitized hostname of the display name."""
     name = re.sub(r"[^\w.-]+", "-", server.name.lower(), flags=re.ASCII).strip(".-")
     return name[:63] or f"server-{server.uuid}"
 
 
-def server_links(request, server_uuid):
+def server_links(request: ComputeRequest, server_uuid: uuid.UUID) -> list[dict[str, str]]:
     base = public_base(request)
     return [
         {"rel": "self", "href": f"{base}/compute/v2.1/servers/{server_uuid}"},
@@ -42,17 +49,17 @@ def server_links(request, server_uuid):
     ]
 
 
-def decision_link(request, decision):
+def decision_link(request: ComputeRequest, decision: SchedulingDecision) -> dict[str, str]:
     return {
         "id": str(decision.uuid),
         "href": f"{public_base(request)}/compute/v2.1/os-scheduler-explain/{decision.uuid}",
     }
 
 
-def _image(request, server):
+def _image(request: ComputeRequest, server: Server) -> dict[str, Any] | str:
     if not server.image_id:
         return ""
-    image = {
+    image: dict[str, Any] = {
         "id": server.image_id,
         "links": [{"rel": "bookmark", "href": f"{public_base(request)}/compute/images/{server.image_id}"}],
     }
@@ -61,7 +68,7 @@ def _image(request, server):
     return image
 
 
-def _flavor(request, server):
+def _flavor(request: ComputeRequest, server: Server) -> dict[str, Any]:
     snapshot = server.flavor or {}
     if request.version >= (2, 47):
         return {
@@ -77,27 +84,37 @@ def _flavor(request, server):
     return {"id": server.flavorid, "links": [{"rel": "bookmark", "href": f"{base}/compute/flavors/{server.flavorid}"}]}
 
 
-def _fault(server, is_admin):
+def _fault(server: Server, is_admin: bool) -> dict[str, Any] | None:
     fault = server.fault
     if not fault:
         return None
-    body = {"code": fault.get("code", 500), "created": fault.get("created"), "message": fault.get("message", "")}
+    body: dict[str, Any] = {
+        "code": fault.get("code", 500),
+        "created": fault.get("created"),
+        "message": fault.get("message", ""),
+    }
     if fault.get("details") and (is_admin or body["code"] != 500):
         body["details"] = fault["details"]
     return body
 
 
-def _scheduler_hints(server):
+def _scheduler_hints(server: Server) -> dict[str, list[Any]]:
     hints = server.scheduler_hints or {}
     return {key: value if isinstance(value, list) else [value] for key, value in hints.items()}
 
 
-def server_detail(request, server, caller, host_statuses=None, show_server_groups=False):
+def server_detail(
+    request: ComputeRequest,
+    server: Server,
+    caller: Caller,
+    host_statuses: dict[str, str] | None = None,
+    show_server_groups: bool = False,
+) -> dict[str, Any]:
     version = request.version
     is_admin = service.sees_all_servers(caller)
     status = status_of(server)
     extra = server.build_request or {}
-    body = {
+    body: dict[str, Any] = {
         "accessIPv4": "",
         "accessIPv6": "",
         "addresses": {},
@@ -167,20 +184,27 @@ def server_detail(request, server, caller, host_statuses=None, show_server_group
         body["pinned_availability_zone"] = server.pinned_availability_zone
     if version >= (2, 100):
         body["scheduler_hints"] = _scheduler_hints(server)
-    if is_admin and server.decision_id is not None:
+    if is_admin and server.decision_id is not None and server.decision is not None:
         body["corral:scheduling_decision"] = decision_link(request, server.decision)
     return body
 
 
-def server_body(request, server, caller):
+def server_body(request: ComputeRequest, server: Server, caller: Caller) -> dict[str, dict[str, Any]]:
     return {"server": server_detail(request, server, caller, show_server_groups=True)}
 
 
-def server_brief(request, server):
+def server_brief(request: ComputeRequest, server: Server) -> dict[str, Any]:
     return {"id": str(server.uuid), "name": server.name, "links": server_links(request, server.uuid)}
 
 
-def server_list_body(request, servers, caller, detail, limit, max_limit):
+def server_list_body(
+    request: ComputeRequest,
+    servers: Sequence[Server],
+    caller: Caller,
+    detail: bool,
+    limit: int | None,
+    max_limit: int,
+) -> dict[str, Any]:
     """A page of servers, with servers_links next when it is as long as the
     limit asked for (or the maximum)."""
     if detail:
@@ -188,7 +212,7 @@ def server_list_body(request, servers, caller, detail, limit, max_limit):
         items = [server_detail(request, server, caller, statuses) for server in servers]
     else:
         items = [server_brief(request, server) for server in servers]
-    body = {"servers": items}
+    body: dict[str, Any] = {"servers": items}
     page = max_limit if limit is None or limit > max_limit else limit
     if servers and page == len(servers):
         params = dict(sorted(request.query_params.items()))
@@ -200,9 +224,14 @@ def server_list_body(request, servers, caller, detail, limit, max_limit):
     return body
 
 
-def create_body(request, created, security_groups, admin_password):
+def create_body(
+    request: ComputeRequest,
+    created: service.CreatedServers,
+    security_groups: list[dict[str, Any]] | None,
+    admin_password: str | None,
+) -> dict[str, dict[str, Any]]:
     server = created.servers[0]
-    body = {
+    body: dict[str, dict[str, Any]] = {
         "server": {
             "id": str(server.uuid),
             "links": server_links(request, server.uuid),
@@ -215,5 +244,5 @@ def create_body(request, created, security_groups, admin_password):
     return body
 
 
-def reservation_body(created):
+def reservation_body(created: service.CreatedServers) -> dict[str, str]:
     return {"reservation_id": created.reservation_id}

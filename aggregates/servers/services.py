@@ -24,7 +24,7 @@ from functools import reduce
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from aggregates import after_commit
@@ -221,20 +221,6 @@ def servers_on_hosts(hosts: Iterable[str]) -> dict[str, list[Server]]:
     for server in rows:
         found.setdefault(server.host or "", []).append(server)
     return found
-
-
-def running_counts(nodes: Sequence[ComputeNode]) -> dict[str, int]:
-    """Node uuid -> how many servers that are not deleted are on it."""
-    uuids = [str(node.uuid) for node in nodes]
-    rows = (
-        Server.objects.filter(node_uuid__in=uuids)
-        .exclude(vm_state=Server.DELETED)
-        .values("node_uuid")
-        .annotate(n=Count("id"))
-    )
-    counts = {node_uuid: 0 for node_uuid in uuids}
-    counts.update({row["node_uuid"]: row["n"] for row in rows if row["node_uuid"]})
-    return counts
 
 
 # --- create ----------------------------------------------------------------

@@ -5,13 +5,14 @@ from rest_framework.response import Response
 
 from aggregates.compute_api.auth import enforce
 from aggregates.compute_api.base import ComputeAPIView
+from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.compute_api.query import query_params
 from aggregates.zones import schemas, serializers
 from aggregates.zones import services as zone_services
 
 
 class AvailabilityZoneListView(ComputeAPIView):
-    def get(self, request):
+    def get(self, request: ComputeRequest) -> Response:
         query_params(request, schemas.zone_query(request.version))
         enforce(request, "os_compute_api:os-availability-zone:list")
         zones = [
@@ -21,7 +22,7 @@ class AvailabilityZoneListView(ComputeAPIView):
 
 
 class AvailabilityZoneDetailView(ComputeAPIView):
-    def get(self, request):
+    def get(self, request: ComputeRequest) -> Response:
         query_params(request, schemas.zone_query(request.version))
         enforce(request, "os_compute_api:os-availability-zone:detail")
         return Response(serializers.zone_list_body(zone_services.list_availability_zones(), detail=True))

@@ -1,9 +1,13 @@
 """Response bodies of ``/os-availability-zone``."""
 
+from collections.abc import Iterable
+from typing import Any
+
 from aggregates.compute_api.base import isotime
+from aggregates.zones.services import AvailabilityZone
 
 
-def zone_hosts(zone):
+def zone_hosts(zone: AvailabilityZone) -> dict[str, dict[str, dict[str, Any]]] | None:
     """The services of each host of the zone, by binary (None when not listed)."""
     if zone.hosts is None:
         return None
@@ -16,7 +20,7 @@ def zone_hosts(zone):
     }
 
 
-def zone_list_body(zones, detail=False):
+def zone_list_body(zones: Iterable[AvailabilityZone], detail: bool = False) -> dict[str, list[dict[str, Any]]]:
     """Nova's availabilityZoneInfo; the brief list shows no hosts."""
     return {
         "availabilityZoneInfo": [

@@ -3,9 +3,10 @@
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from django.conf import settings
+from django.db.models import Q, QuerySet
 
 from aggregates.errors import NotFound
 from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
@@ -25,44 +26,108 @@ if TYPE_CHECKING:
         availability_zone: str
 
 
+class ZoneSource(NamedTuple):
+    """An aggregate that puts a host in a zone."""
+
+    zone: str
+    aggregate_id: int
+    aggregate_name: str
+
+
+# --- zone membership: every "hosts in zone X" and "zone of host H" reads these --------------
+
+
+def zone_memberships(
+    hosts: Iterable[str] | None = None, *, excluding: Aggregate | None = None
+) -> dict[str, list[ZoneSource]]:
+    """host -> the aggregates with a zone that hold it, by host then aggregate
+    name (hosts no such aggregate holds, in the default zone, are absent).
+    ``hosts`` limits the query; ``excluding`` leaves one aggregate out (the
+    zones a host would keep without it). One query."""
+    rows = AggregateHost.objects.filter(aggregate__metadata_items__key=AZ_KEY)
+    if hosts is not None:
+        rows = rows.filter(host__in=list(hosts))
+    if excluding is not None:
+        rows = rows.exclude(aggregate=excluding)
+    found: defaultdict[str, list[ZoneSource]] = defaultdict(list)
+    for host, zone, aggregate_id, name in rows.values_list(
+        "host", "aggregate__metadata_items__value", "aggregate_id", "aggregate__name"
+    ).order_by("host", "aggregate__name", "aggregate_id"):
+        found[host].append(ZoneSource(zone, aggregate_id, name))
+    return dict(found)
+
+
 def zones_by_host(hosts: Iterable[str] | None = None) -> dict[str, list[str]]:
     """Map host -> sorted list of the AZ names of its aggregates (hosts in no
     AZ aggregate are absent). ``hosts`` limits the query."""
-    rows = AggregateMetadata.objects.filter(key=AZ_KEY)
-    memberships = AggregateHost.objects.filter(aggregate_id__in=rows.values("aggregate_id"))
-    if hosts is not None:
-        memberships = memberships.filter(host__in=list(hosts))
-    az_of_aggregate = dict(rows.values_list("aggregate_id", "value"))
-    zones: defaultdict[str, set[str]] = defaultdict(set)
-    for host, aggregate_id in memberships.values_list("host", "aggregate_id"):
-        zones[host].add(az_of_aggregate[aggregate_id])
-    return {host: sorted(names) for host, names in zones.items()}
+    return {host: sorted({source.zone for source in sources}) for host, sources in zone_memberships(hosts).items()}
+
+
+def zone_name(names: Iterable[str]) -> str:
+    """The zone Nova reports for a compute host whose aggregates name zones
+    ``names`` (one: a host is in one zone): their names comma-joined, else
+    the default zone."""
+    return ",".join(names) or settings.DEFAULT_AVAILABILITY_ZONE
+
+
+def zone_of_host(host: str) -> str:
+    """The zone of compute host ``host`` (``zone_name`` of its aggregates' zones)."""
+    return zone_name(zones_by_host([host]).get(host, []))
+
+
+def zoned_hosts(zones: Iterable[str] | None = None, *, other_than: str | None = None) -> QuerySet[AggregateHost, str]:
+    """A subquery of the hosts that an aggregate with a zone holds: any zone,
+    one of ``zones``, or any but ``other_than``."""
+    named = AggregateMetadata.objects.filter(key=AZ_KEY)
+    if zones is not None:
+        named = named.filter(value__in=list(zones))
+    if other_than is not None:
+        named = named.exclude(value=other_than)
+    return AggregateHost.objects.filter(aggregate__in=named.values("aggregate")).values_list("host", flat=True)
+
+
+def unzoned_hosts() -> QuerySet[Service, str]:
+    """The compute hosts no aggregate with a zone holds (by name): the
+    default zone's own hosts."""
+    return (
+        Service.objects.filter(binary=Service.COMPUTE)
+        .exclude(host__in=zoned_hosts())
+        .order_by("host")
+        .values_list("host", flat=True)
+    )
+
+
+def hosts_in_zone(zone: str) -> QuerySet[Service, str]:
+    """The compute hosts of zone ``zone`` (by name): those its aggregates
+    hold and, for the default zone, also those no aggregate with a zone holds."""
+    computes = Service.objects.filter(binary=Service.COMPUTE)
+    condition = Q(host__in=zoned_hosts([zone]))
+    if zone == settings.DEFAULT_AVAILABILITY_ZONE:
+        condition |= ~Q(host__in=zoned_hosts())
+    return computes.filter(condition).order_by("host").values_list("host", flat=True)
+
+
+def aggregates_naming(zone: str) -> QuerySet[AggregateMetadata, int]:
+    """A subquery of the ids of the aggregates that name zone ``zone``."""
+    return AggregateMetadata.objects.filter(key=AZ_KEY, value=zone).values_list("aggregate_id", flat=True)
 
 
 @dataclass
 class ZoneMembers:
     hosts: list[str]  # the zone's compute hosts, by name
-    aggregates: list[str]  # the uuids of the aggregates naming the zone (none for the default zone)
+    aggregates: list[str]  # the uuids of the aggregates naming the zone
 
 
-def hosts_in_zone(zone: str) -> ZoneMembers:
-    """The compute hosts of availability zone ``zone`` and the aggregates
-    making it: the members of the aggregates whose ``availability_zone`` is
-    ``zone``, or, for the default zone, the hosts in no zone aggregate. 404
-    for a zone no aggregate names (other than the default zone)."""
-    zoned = AggregateMetadata.objects.filter(key=AZ_KEY)
-    named = list(zoned.filter(value=zone).values_list("aggregate_id", flat=True))
-    computes = list(Service.objects.filter(binary=Service.COMPUTE).order_by("host").values_list("host", flat=True))
-    if named:
-        members = set(AggregateHost.objects.filter(aggregate_id__in=named).values_list("host", flat=True))
-        uuids = [str(u) for u in Aggregate.objects.filter(pk__in=named).values_list("uuid", flat=True)]
-        return ZoneMembers([h for h in computes if h in members], uuids)
-    if zone == settings.DEFAULT_AVAILABILITY_ZONE:
-        in_zones = set(
-            AggregateHost.objects.filter(aggregate_id__in=zoned.values("aggregate_id")).values_list("host", flat=True)
-        )
-        return ZoneMembers([h for h in computes if h not in in_zones], [])
-    raise NotFound(f"Availability zone {zone} could not be found.", field="availability_zone")
+def zone_members(zone: str) -> ZoneMembers:
+    """The compute hosts of availability zone ``zone`` (``hosts_in_zone``)
+    and the aggregates naming it; 404 for a zone no aggregate names, other
+    than the default zone."""
+    aggregates = [
+        str(u) for u in Aggregate.objects.filter(pk__in=aggregates_naming(zone)).values_list("uuid", flat=True)
+    ]
+    if not aggregates and zone != settings.DEFAULT_AVAILABILITY_ZONE:
+        raise NotFound(f"Availability zone {zone} could not be found.", field="availability_zone")
+    return ZoneMembers(list(hosts_in_zone(zone)), aggregates)
 
 
 def zone_of_service(service: Service, host_zones: dict[str, list[str]]) -> str:
@@ -70,8 +135,7 @@ def zone_of_service(service: Service, host_zones: dict[str, list[str]]) -> str:
     the comma-joined AZ names of its host's aggregates, else the default zone."""
     if service.binary != Service.COMPUTE:
         return settings.INTERNAL_SERVICE_AVAILABILITY_ZONE
-    names = host_zones.get(service.host)
-    return ",".join(names) if names else settings.DEFAULT_AVAILABILITY_ZONE
+    return zone_name(host_zones.get(service.host, []))
 
 
 def with_zones(services: Iterable[Service]) -> "list[ZonedService]":

@@ -1,13 +1,19 @@
 """Template helpers: sortable column headers, status badges and usage bars."""
 
+from collections.abc import Mapping
+from typing import Any
+
 from django import template
 from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from aggregates.hosts.models import Service
 
 register = template.Library()
 
 
 @register.simple_tag(takes_context=True)
-def sort_header(context, field, label, css_class=""):
+def sort_header(context: template.Context, field: str, label: str, css_class: str = "") -> SafeString:
     """A column header that sorts by ``field``; a second click reverses."""
     request = context["request"]
     current = request.GET.get("sort", "")
@@ -44,7 +50,7 @@ NAV_SECTIONS = {
 
 
 @register.simple_tag(takes_context=True)
-def nav_section(context):
+def nav_section(context: template.Context) -> str:
     """The one navigation item the current page belongs to, from its path's
     first segment (``/aggregates/3/hosts/add/`` is under Aggregates only)."""
     request = context.get("request")
@@ -55,18 +61,18 @@ def nav_section(context):
 
 
 @register.inclusion_tag("dashboard/_service_state.html")
-def service_state(service):
+def service_state(service: Service) -> dict[str, Service]:
     return {"service": service}
 
 
 @register.inclusion_tag("dashboard/_usage_bar.html")
-def usage_bar(used, total):
+def usage_bar(used: int, total: int) -> dict[str, Any]:
     percent = round(100 * used / total) if total else 0
     level = "bad" if percent >= 90 else ("warn" if percent >= 70 else "")
     return {"used": used, "total": total, "percent": min(percent, 100), "level": level}
 
 
 @register.filter
-def lookup(mapping, key):
+def lookup(mapping: Mapping[str, Any] | None, key: object) -> Any:
     """``mapping[key]`` (as a string), or "" when absent: for tables keyed by id."""
     return (mapping or {}).get(str(key), "")

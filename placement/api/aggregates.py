@@ -1,30 +1,35 @@
 """/resource_providers/{uuid}/aggregates (1.1+)."""
 
+from typing import Any
+
+from django.http import HttpResponse
+
+from placement.models import ResourceProvider
 from placement.services import aggregates as service
 from placement.services import providers as provider_service
 
 from . import schemas
-from .base import authorize, handler, json_body, json_response
+from .base import PlacementRequest, authorize, handler, json_body, json_response
 
 GENERATION_VERSION = (1, 19)
 
 
-def _aggregates(request, provider, aggregate_uuids):
-    data = {"aggregates": aggregate_uuids}
+def _aggregates(request: PlacementRequest, provider: ResourceProvider, aggregate_uuids: list[str]) -> HttpResponse:
+    data: dict[str, Any] = {"aggregates": aggregate_uuids}
     if request.version >= GENERATION_VERSION:
         data["resource_provider_generation"] = provider.generation
     return json_response(request, data)
 
 
 @handler(since=(1, 1), returns_json=True)
-def get_aggregates(request, uuid):
+def get_aggregates(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:aggregates:list")
     provider = provider_service.get_provider(uuid)
     return _aggregates(request, provider, service.provider_aggregates(provider))
 
 
 @handler(since=(1, 1), takes_json=True)
-def set_aggregates(request, uuid):
+def set_aggregates(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:aggregates:update")
     provider_service.get_provider(uuid)
     if request.version >= GENERATION_VERSION:

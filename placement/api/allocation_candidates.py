@@ -1,13 +1,17 @@
 """GET /allocation_candidates (1.10+)."""
 
 import gc
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
+
+from django.http import HttpResponse
 
 from placement import errors
-from placement.candidates import database_order, find_candidates
+from placement.candidates import AllocationRequest, Provider, database_order, find_candidates
 
 from . import queryparams, schemas
-from .base import authorize, handler, json_response, validate_query
+from .base import PlacementRequest, authorize, handler, json_response, validate_query
 
 SCHEMAS = [
     ((1, 36), schemas.CANDIDATES_1_36),
@@ -21,12 +25,14 @@ SCHEMAS = [
 ]
 
 
-def _schema(version):
+def _schema(version: tuple[int, int]) -> dict[str, Any]:
     return next((schema for minimum, schema in SCHEMAS if version >= minimum), schemas.CANDIDATES_1_10)
 
 
-def _allocation_request(version, candidate, providers):
-    by_provider = {}
+def _allocation_request(
+    version: tuple[int, int], candidate: AllocationRequest, providers: Mapping[int, Provider]
+) -> dict[str, Any]:
+    by_provider: dict[str, dict[str, int]] = {}
     for rp_id, class_name, amount in candidate.resources:
         uuid = providers[rp_id].uuid
         if uuid in by_provider:
@@ -39,20 +45,22 @@ def _allocation_request(version, candidate, providers):
                 {"resource_provider": {"uuid": uuid}, "resources": resources} for uuid, resources in by_provider.items()
             ]
         }
-    data = {"allocations": {uuid: {"resources": resources} for uuid, resources in by_provider.items()}}
+    data: dict[str, Any] = {"allocations": {uuid: {"resources": resources} for uuid, resources in by_provider.items()}}
     if version >= (1, 34):
         data["mappings"] = {suffix: sorted(uuids) for suffix, uuids in candidate.mappings}
     return data
 
 
-def _provider_summaries(version, providers, requested_classes):
+def _provider_summaries(
+    version: tuple[int, int], providers: Mapping[int, Provider], requested_classes: set[str]
+) -> dict[str, dict[str, Any]]:
     every_class = version >= (1, 27)
     with_traits = version >= (1, 17)
     with_tree = version >= (1, 29)
-    summaries = {}
+    summaries: dict[str, dict[str, Any]] = {}
     class_ids, trait_ids = database_order(providers.values())
     for provider in providers.values():
-        summary = {
+        summary: dict[str, Any] = {
             "resources": {
                 name: {"capacity": capacity, "used": used}
                 for name, (capacity, used, _max_unit) in sorted(
@@ -71,7 +79,7 @@ def _provider_summaries(version, providers, requested_classes):
 
 
 @contextmanager
-def collection_paused():
+def collection_paused() -> Iterator[None]:
     """A large search makes hundreds of thousands of objects that all live
     until the response is written; cyclic garbage collection passes over
     them again and again meanwhile, for nothing to free."""
@@ -85,7 +93,7 @@ def collection_paused():
 
 
 @handler(since=(1, 10), returns_json=True)
-def list_allocation_candidates(request):
+def list_allocation_candidates(request: PlacementRequest) -> HttpResponse:
     authorize(request, "placement:allocation_candidates:list")
     validate_query(request, _schema(request.version))
     wide = queryparams.request_wide_params(request)
@@ -100,7 +108,9 @@ def list_allocation_candidates(request):
         return _candidates_response(request, groups, wide)
 
 
-def _candidates_response(request, groups, wide):
+def _candidates_response(
+    request: PlacementRequest, groups: Mapping[str, queryparams.RequestGroup], wide: queryparams.RequestWideParams
+) -> HttpResponse:
     found = find_candidates(groups, wide, nested_aware=request.version >= (1, 29))
     requested_classes = {name for group in groups.values() for name in group.resources}
     version = request.version

@@ -3,16 +3,20 @@
 
 import uuid as uuidlib
 from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from django.http import HttpResponse
 
 from placement import errors
 from placement.services import allocations as service
 from placement.services import providers as provider_service
 
 from . import schemas
-from .base import authorize, empty_response, handler, is_uuid_like, json_body, json_response, latest
+from .base import PlacementRequest, authorize, empty_response, handler, is_uuid_like, json_body, json_response, latest
 
 
-def _put_schema(version):
+def _put_schema(version: tuple[int, int]) -> dict[str, Any]:
     for minimum, schema in (
         ((1, 38), schemas.ALLOCATIONS_PUT_1_38),
         ((1, 34), schemas.ALLOCATIONS_PUT_1_34),
@@ -25,7 +29,7 @@ def _put_schema(version):
     return schemas.ALLOCATIONS_PUT_1_0
 
 
-def _post_schema(version):
+def _post_schema(version: tuple[int, int]) -> dict[str, Any]:
     for minimum, schema in (
         ((1, 38), schemas.ALLOCATIONS_POST_1_38),
         ((1, 34), schemas.ALLOCATIONS_POST_1_34),
@@ -36,7 +40,7 @@ def _post_schema(version):
     return schemas.ALLOCATIONS_POST_1_13
 
 
-def consumer_request(request, consumer_uuid, data):
+def consumer_request(request: PlacementRequest, consumer_uuid: str, data: dict[str, Any]) -> service.ConsumerRequest:
     """A service ConsumerRequest from one consumer's body (any microversion)."""
     allocations = data["allocations"]
     if isinstance(allocations, list):  # before 1.12
@@ -51,7 +55,7 @@ def consumer_request(request, consumer_uuid, data):
     )
 
 
-def write_allocations(requests, failure_prefix):
+def write_allocations(requests: Sequence[service.ConsumerRequest], failure_prefix: str) -> None:
     """Run the service and map its refusals to upstream's answers."""
     try:
         service.replace_allocations(requests)
@@ -64,15 +68,15 @@ def write_allocations(requests, failure_prefix):
 
 
 @handler(returns_json=True)
-def list_for_consumer(request, consumer_uuid):
+def list_for_consumer(request: PlacementRequest, consumer_uuid: str) -> HttpResponse:
     authorize(request, "placement:allocations:list")
     consumer, allocations = service.consumer_allocations(consumer_uuid)
-    by_provider = defaultdict(lambda: {"resources": {}})
+    by_provider: defaultdict[str, dict[str, Any]] = defaultdict(lambda: {"resources": {}})
     for allocation in allocations:
         entry = by_provider[allocation.resource_provider.uuid]
         entry["resources"][allocation.resource_class.name] = allocation.used
         entry["generation"] = allocation.resource_provider.generation
-    data = {"allocations": dict(by_provider)}
+    data: dict[str, Any] = {"allocations": dict(by_provider)}
     if consumer is not None and request.version >= (1, 12):
         data["project_id"] = consumer.project.external_id
         data["user_id"] = consumer.user.external_id
@@ -80,20 +84,20 @@ def list_for_consumer(request, consumer_uuid):
             data["consumer_generation"] = consumer.generation
         if request.version >= (1, 38):
             data["consumer_type"] = (
-                consumer.consumer_type.name if consumer.consumer_type_id else service.UNKNOWN_CONSUMER_TYPE
+                consumer.consumer_type.name if consumer.consumer_type is not None else service.UNKNOWN_CONSUMER_TYPE
             )
     return json_response(request, data, last_modified=latest(allocations))
 
 
 @handler(returns_json=True)
-def list_for_provider(request, uuid):
+def list_for_provider(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:allocations:list")
     try:
         provider = provider_service.get_provider(uuid)
     except errors.NotFound as exc:
         raise errors.NotFound(f"Resource provider '{uuid}' not found: {exc.detail}") from None
     allocations = service.provider_allocations(provider)
-    by_consumer = defaultdict(lambda: {"resources": {}})
+    by_consumer: defaultdict[str, dict[str, Any]] = defaultdict(lambda: {"resources": {}})
     for allocation in allocations:
         entry = by_consumer[allocation.consumer.uuid]
         entry["resources"][allocation.resource_class.name] = allocation.used
@@ -104,7 +108,7 @@ def list_for_provider(request, uuid):
 
 
 @handler(takes_json=True)
-def set_for_consumer(request, consumer_uuid):
+def set_for_consumer(request: PlacementRequest, consumer_uuid: str) -> HttpResponse:
     authorize(request, "placement:allocations:update")
     if not is_uuid_like(consumer_uuid):
         raise errors.Invalid(f"Malformed consumer_uuid: {consumer_uuid}")
@@ -118,7 +122,7 @@ def set_for_consumer(request, consumer_uuid):
 
 
 @handler(since=(1, 13), takes_json=True)
-def set_allocations(request):
+def set_allocations(request: PlacementRequest) -> HttpResponse:
     authorize(request, "placement:allocations:manage")
     data = json_body(request, _post_schema(request.version))
     write_allocations(
@@ -129,7 +133,7 @@ def set_allocations(request):
 
 
 @handler()
-def delete_for_consumer(request, consumer_uuid):
+def delete_for_consumer(request: PlacementRequest, consumer_uuid: str) -> HttpResponse:
     authorize(request, "placement:allocations:delete")
     service.delete_consumer_allocations(consumer_uuid)
     return empty_response()

@@ -8,13 +8,16 @@ import functools
 import json
 import logging
 import uuid
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import jsonschema
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpResponse, UnreadablePostError
-from django.urls import path, reverse
+from django.http import HttpRequest, HttpResponse, UnreadablePostError
+from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.http import http_date
 from django.utils.module_loading import import_string
@@ -28,6 +31,32 @@ from placement.standards import ensure_standard_names
 from . import microversion
 
 log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+
+    class PipelineRequest(HttpRequest):
+        """A request in placement's pipeline (for type checking only): the
+        request id the middleware gave it, the microversion once negotiated
+        (None before) and the caller once authenticated."""
+
+        request_id: str
+        version: microversion.Version | None
+        caller: "Caller | None"
+
+    class PlacementRequest(HttpRequest):
+        """A request as a handler receives it (for type checking only): its
+        microversion negotiated, its caller authenticated (None on open routes)."""
+
+        request_id: str
+        version: microversion.Version
+        caller: "Caller | None"
+
+else:
+    PipelineRequest = PlacementRequest = HttpRequest
+
+# A handler: (request, the path's values) -> the response.
+Handler = Callable[..., HttpResponse]
+H = TypeVar("H", bound=Handler)
 
 ERROR_CODE_VERSION = (1, 23)
 CACHE_HEADERS_VERSION = (1, 15)
@@ -63,14 +92,14 @@ UNEXPECTED = "An unexpected error occurred; the request id identifies it in the 
 class Caller:
     user_id: str = ""
     project_id: str = ""
-    roles: frozenset = field(default_factory=frozenset)
+    roles: frozenset[str] = field(default_factory=frozenset)
 
     @property
-    def is_admin(self):
+    def is_admin(self) -> bool:
         return bool(self.roles & {"admin", "service"})
 
 
-def _noauth_caller(request, token):
+def _noauth_caller(request: HttpRequest, token: str) -> Caller:
     user_id, _sep, project_id = token.partition(":")
     if "X-Roles" in request.headers:
         roles = {r.strip() for r in request.headers["X-Roles"].split(",") if r.strip()}
@@ -79,7 +108,7 @@ def _noauth_caller(request, token):
     return Caller(user_id=user_id, project_id=project_id or user_id, roles=frozenset(roles))
 
 
-def _challenge(request):
+def _challenge(request: HttpRequest) -> dict[str, str]:
     """A 401's ``WWW-Authenticate``, as keystonemiddleware sends it: where to
     get a token (this server's Keystone surface). Placement served alone
     (CORRAL_SERVICE=placement) has no Keystone surface to name: none."""
@@ -88,7 +117,7 @@ def _challenge(request):
     return {"WWW-Authenticate": f'Keystone uri="{public_base(request)}/identity"'}
 
 
-def authenticate(request, open_route):
+def authenticate(request: PipelineRequest, open_route: bool) -> Caller | None:
     """The caller a request's token stands for; None on open routes without one."""
     token = request.headers.get("X-Auth-Token")
     if not token:
@@ -109,7 +138,7 @@ def authenticate(request, open_route):
     )
 
 
-def authorize(request, rule, project_id=None):
+def authorize(request: PlacementRequest, rule: str, project_id: str | None = None) -> None:
     """Admins (and services) may do everything; a reader may read a
     project-scoped view (``project_id``) of its own project."""
     caller = request.caller
@@ -124,7 +153,7 @@ def authorize(request, rule, project_id=None):
 # --- request helpers --------------------------------------------------------
 
 
-def is_uuid_like(value):
+def is_uuid_like(value: str) -> bool:
     """Whether ``value`` parses as a UUID (dashes, braces and case optional)."""
     try:
         normalized = value.lower().replace("urn:", "").replace("uuid:", "").strip("{}").replace("-", "")
@@ -136,16 +165,19 @@ def is_uuid_like(value):
 FORMAT_CHECKER = jsonschema.FormatChecker()
 
 
-@FORMAT_CHECKER.checks("uuid")
-def _check_uuid(instance):
+def _check_uuid(instance: object) -> bool:
     return not isinstance(instance, str) or is_uuid_like(instance)
 
 
-def _accepts(accept_header, media_type):
+# (registered by a call: jsonschema ships no types for its decorator)
+FORMAT_CHECKER.checks("uuid")(_check_uuid)
+
+
+def _accepts(accept_header: str, media_type: str) -> bool:
     """Whether an Accept header allows ``media_type`` (q > 0 on the most
     specific matching range)."""
     major = media_type.split("/")[0]
-    best = None
+    best: tuple[int, float] | None = None
     for part in accept_header.split(","):
         pieces = [p.strip() for p in part.split(";")]
         if not pieces[0]:
@@ -163,19 +195,19 @@ def _accepts(accept_header, media_type):
     return best is not None and best[1] > 0
 
 
-def check_accept(request):
+def check_accept(request: HttpRequest) -> None:
     accept = request.headers.get("Accept")
     if accept and not _accepts(accept, JSON):
         raise errors.NotAcceptable(f"Only {JSON} is provided")
 
 
-def check_content_type(request):
+def check_content_type(request: HttpRequest) -> None:
     if request.headers.get("Content-Type", "").split(";")[0].strip().lower() != JSON:
         shown = request.headers.get("Content-Type") or "None"
         raise errors.UnsupportedMediaType(f"The media type {shown} is not supported, use {JSON}")
 
 
-def json_body(request, schema):
+def json_body(request: HttpRequest, schema: Mapping[str, Any]) -> Any:
     """The request body as JSON, checked against ``schema`` (400)."""
     try:
         data = json_bodies.loads(request.body)
@@ -187,14 +219,20 @@ def json_body(request, schema):
     return data
 
 
-def handler(since=None, until=None, absent_status=404, returns_json=False, takes_json=False):
+def handler(
+    since: tuple[int, int] | None = None,
+    until: tuple[int, int] | None = None,
+    absent_status: int = 404,
+    returns_json: bool = False,
+    takes_json: bool = False,
+) -> Callable[[H], H]:
     """Decorate a handler: the microversions it exists in (404, or 405, outside
     them), whether it answers JSON (406 unless Accept allows it) and whether it
     reads a JSON body (415 unless Content-Type says so)."""
 
-    def decorate(function):
+    def decorate(function: H) -> H:
         @functools.wraps(function)
-        def wrapper(request, **kwargs):
+        def wrapper(request: PlacementRequest, **kwargs: Any) -> HttpResponse:
             if since is not None:
                 require_version(request, since, until, absent_status)
             if returns_json:
@@ -203,7 +241,7 @@ def handler(since=None, until=None, absent_status=404, returns_json=False, takes
                 check_content_type(request)
             return function(request, **kwargs)
 
-        return wrapper
+        return cast(H, wrapper)
 
     return decorate
 
@@ -211,10 +249,10 @@ def handler(since=None, until=None, absent_status=404, returns_json=False, takes
 # id(schema) -> (schema, its validator): the schemas are module constants, and
 # checking one and building its validator on every request costs more than
 # the validation itself.
-_validators = {}
+_validators: dict[int, tuple[Mapping[str, Any], Any]] = {}  # the validators are jsonschema's (untyped)
 
 
-def _validator(schema):
+def _validator(schema: Mapping[str, Any]) -> Any:
     cached = _validators.get(id(schema))
     if cached is None or cached[0] is not schema:
         cls = jsonschema.validators.validator_for(schema)
@@ -223,7 +261,7 @@ def _validator(schema):
     return cached[1]
 
 
-def validate(data, schema, message):
+def validate(data: object, schema: Mapping[str, Any], message: str) -> None:
     """As jsonschema.validate (the same error is reported), with the
     validator built once per schema."""
     error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(data))
@@ -231,12 +269,14 @@ def validate(data, schema, message):
         raise errors.Invalid(message.format(error=error))
 
 
-def validate_query(request, schema):
+def validate_query(request: HttpRequest, schema: Mapping[str, Any]) -> None:
     """Check the query string (last value of each key) against ``schema``."""
     validate(request.GET.dict(), schema, "Invalid query string parameters: {error}")
 
 
-def require_version(request, minimum, maximum=None, status=404):
+def require_version(
+    request: PlacementRequest, minimum: tuple[int, int], maximum: tuple[int, int] | None = None, status: int = 404
+) -> None:
     """Answer as if the route did not exist outside [minimum, maximum]."""
     if request.version < minimum or (maximum is not None and request.version > maximum):
         if status == 405:
@@ -247,20 +287,22 @@ def require_version(request, minimum, maximum=None, status=404):
 # --- responses ---------------------------------------------------------------
 
 
-def service_prefix():
+def service_prefix() -> str:
     """Where placement is mounted ("" at the root, "/placement" in all-in-one)."""
     return reverse("placement-root").rstrip("/")
 
 
-def service_path(*parts):
+def service_path(*parts: str) -> str:
     return "/".join([service_prefix(), *parts])
 
 
-def absolute_url(request, *parts):
+def absolute_url(request: HttpRequest, *parts: str) -> str:
     return request.build_absolute_uri(service_path(*parts))
 
 
-def json_response(request, data, status=200, last_modified=None):
+def json_response(
+    request: PlacementRequest, data: Any, status: int = 200, last_modified: datetime | None | Literal[False] = None
+) -> HttpResponse:
     # The data are plain trees (no cycles to look for), some of them large.
     response = HttpResponse(json.dumps(data, check_circular=False), status=status, content_type=JSON)
     if last_modified is not False:
@@ -268,7 +310,7 @@ def json_response(request, data, status=200, last_modified=None):
     return response
 
 
-def empty_response(status=204, location=None):
+def empty_response(status: int = 204, location: str | None = None) -> HttpResponse:
     response = HttpResponse(status=status)
     del response["Content-Type"]
     if location:
@@ -276,7 +318,9 @@ def empty_response(status=204, location=None):
     return response
 
 
-def set_cache_headers(request, response, last_modified=None):
+def set_cache_headers(
+    request: PlacementRequest, response: HttpResponse, last_modified: datetime | None = None
+) -> HttpResponse:
     """From 1.15 on: ``Cache-Control: no-cache`` and ``Last-Modified`` (now
     when the data has no better time)."""
     if request.version >= CACHE_HEADERS_VERSION:
@@ -286,26 +330,32 @@ def set_cache_headers(request, response, last_modified=None):
     return response
 
 
-def latest(objects):
+def latest(objects: Iterable[Any]) -> datetime | None:  # objects with a last_modified
     """The most recent change among objects with a ``last_modified``."""
     times = [o.last_modified for o in objects if o.last_modified]
     return max(times) if times else None
 
 
-def _error_content_type(request):
+def _error_content_type(request: HttpRequest) -> str:
     accept = request.headers.get("Accept")
     if accept and not _accepts(accept, JSON) and _accepts(accept, "text/html"):
         return "text/html"
     return JSON
 
 
-def error_response(request, status, detail, code=errors.DEFAULT, headers=None):
+def error_response(
+    request: PipelineRequest,
+    status: int,
+    detail: object,
+    code: str = errors.DEFAULT,
+    headers: Mapping[str, str] | None = None,
+) -> HttpResponse:
     detail = json_bodies.escape(detail)  # it may echo user values: keep the body encodable
     explanation = EXPLANATIONS.get(status)
     if status == 405:
         explanation = None
     text = f"{explanation}\n\n {detail}  " if explanation else detail
-    error = {"status": status, "title": TITLES.get(status, "Error"), "detail": text}
+    error: dict[str, Any] = {"status": status, "title": TITLES.get(status, "Error"), "detail": text}
     version = getattr(request, "version", None)
     if version is not None and version >= ERROR_CODE_VERSION:
         error["code"] = code
@@ -328,7 +378,7 @@ def error_response(request, status, detail, code=errors.DEFAULT, headers=None):
 # --- routing ---------------------------------------------------------------
 
 
-def _check_content_length(request):
+def _check_content_length(request: HttpRequest) -> None:
     length = request.META.get("CONTENT_LENGTH")
     try:
         if length and int(length) > 0 and not request.META.get("CONTENT_TYPE"):
@@ -337,7 +387,9 @@ def _check_content_length(request):
         raise errors.Invalid("content-length header must be an integer") from None
 
 
-def _run(request, handlers, open_route, kwargs):
+def _run(
+    request: PipelineRequest, handlers: Mapping[str, Handler], open_route: bool, kwargs: dict[str, Any]
+) -> HttpResponse:
     request.version = None
     try:
         problem = json_bodies.problem_of(request)
@@ -351,7 +403,7 @@ def _run(request, handlers, open_route, kwargs):
         except microversion.UnacceptableVersion as exc:
             raise errors.NotAcceptable(f"Invalid microversion: {exc}") from None
         _check_content_length(request)
-        handler = handlers.get(request.method)
+        handler = handlers.get(request.method or "")
         if handler is None:
             if not handlers:
                 raise errors.NotFound(NOT_FOUND)
@@ -375,18 +427,18 @@ def _run(request, handlers, open_route, kwargs):
 class Route:
     """One URL of the service and the handler for each method."""
 
-    def __init__(self, pattern, name=None, open_route=False, **handlers):
+    def __init__(self, pattern: str, name: str | None = None, open_route: bool = False, **handlers: Handler) -> None:
         self.pattern = pattern
         self.name = name
         self.open_route = open_route
         self.handlers = handlers
 
-    def view(self, request, **kwargs):
+    def view(self, request: PipelineRequest, **kwargs: Any) -> HttpResponse:
         response = _run(request, self.handlers, self.open_route, kwargs)
         if request.version is not None:
             response[microversion.HEADER] = f"{microversion.SERVICE_TYPE} {request.version}"
             response["Vary"] = microversion.HEADER.lower()
         return response
 
-    def urlpattern(self):
+    def urlpattern(self) -> URLPattern:
         return path(self.pattern, csrf_exempt(self.view), name=self.name)

@@ -1,17 +1,22 @@
 """/resource_providers/{uuid}/inventories[/{resource_class}]."""
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.http import HttpResponse
+
 from placement import errors
-from placement.models import MAX_INT
+from placement.models import MAX_INT, Inventory, ResourceProvider
 from placement.services import inventories as service
 from placement.services import providers as provider_service
 
 from . import schemas
-from .base import absolute_url, authorize, empty_response, handler, json_body, json_response, latest
+from .base import PlacementRequest, absolute_url, authorize, empty_response, handler, json_body, json_response, latest
 
-DEFAULTS = {"reserved": 0, "min_unit": 1, "max_unit": MAX_INT, "step_size": 1, "allocation_ratio": 1.0}
+DEFAULTS: dict[str, Any] = {"reserved": 0, "min_unit": 1, "max_unit": MAX_INT, "step_size": 1, "allocation_ratio": 1.0}
 
 
-def with_defaults(data):
+def with_defaults(data: Mapping[str, Any]) -> dict[str, Any]:
     """An inventory's fields with the defaults filled in. A negative
     allocation ratio is refused (upstream's schema has no minimum;
     docs/compatibility.md); NaN and Infinity never get past the JSON parser."""
@@ -21,7 +26,7 @@ def with_defaults(data):
     return {**DEFAULTS, **data}
 
 
-def inventories_of(inventories):
+def inventories_of(inventories: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """An ``inventories`` map with each inventory's defaults filled in: 400,
     never a 500, when a value is not an inventory object (a key no resource
     class pattern of the schema covers gets through the schema)."""
@@ -31,16 +36,18 @@ def inventories_of(inventories):
     return {name: with_defaults(fields) for name, fields in inventories.items()}
 
 
-def _serialize(inventory):
+def _serialize(inventory: Inventory) -> dict[str, Any]:
     return {name: getattr(inventory, name) for name in service.INVENTORY_FIELDS}
 
 
-def _one(request, provider, inventory, status=200):
+def _one(
+    request: PlacementRequest, provider: ResourceProvider, inventory: Inventory, status: int = 200
+) -> HttpResponse:
     data = {**_serialize(inventory), "resource_provider_generation": provider.generation}
     return json_response(request, data, status=status, last_modified=inventory.last_modified)
 
 
-def _all(request, provider, inventories):
+def _all(request: PlacementRequest, provider: ResourceProvider, inventories: Sequence[Inventory]) -> HttpResponse:
     data = {
         "resource_provider_generation": provider.generation,
         "inventories": {inv.resource_class.name: _serialize(inv) for inv in inventories},
@@ -48,33 +55,33 @@ def _all(request, provider, inventories):
     return json_response(request, data, last_modified=latest(inventories))
 
 
-def _provider(uuid):
+def _provider(uuid: str) -> ResourceProvider:
     try:
         return provider_service.get_provider(uuid)
     except errors.NotFound as exc:
         raise errors.NotFound(f"No resource provider with uuid {uuid} found : {exc.detail}") from None
 
 
-def _reserved_may_equal_total(request):
+def _reserved_may_equal_total(request: PlacementRequest) -> bool:
     return request.version >= (1, 26)
 
 
 @handler(returns_json=True)
-def get_inventories(request, uuid):
+def get_inventories(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:inventories:list")
     provider = _provider(uuid)
     return _all(request, provider, service.provider_inventories(provider))
 
 
 @handler(returns_json=True)
-def get_inventory(request, uuid, resource_class):
+def get_inventory(request: PlacementRequest, uuid: str, resource_class: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:inventories:show")
     provider = _provider(uuid)
     return _one(request, provider, service.get_inventory(provider, resource_class))
 
 
 @handler(takes_json=True)
-def create_inventory(request, uuid):
+def create_inventory(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:inventories:create")
     provider_service.get_provider(uuid)
     data = with_defaults(json_body(request, schemas.INVENTORY_POST))
@@ -86,7 +93,7 @@ def create_inventory(request, uuid):
 
 
 @handler(takes_json=True)
-def set_inventories(request, uuid):
+def set_inventories(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:inventories:update")
     provider_service.get_provider(uuid)
     data = json_body(request, schemas.INVENTORIES_PUT)
@@ -98,7 +105,7 @@ def set_inventories(request, uuid):
 
 
 @handler(takes_json=True)
-def update_inventory(request, uuid, resource_class):
+def update_inventory(request: PlacementRequest, uuid: str, resource_class: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:inventories:update")
     provider_service.get_provider(uuid)
     data = with_defaults(json_body(request, schemas.INVENTORY))
@@ -107,14 +114,14 @@ def update_inventory(request, uuid, resource_class):
 
 
 @handler()
-def delete_inventory(request, uuid, resource_class):
+def delete_inventory(request: PlacementRequest, uuid: str, resource_class: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:inventories:delete")
     service.delete_inventory(uuid, resource_class)
     return empty_response()
 
 
 @handler(since=(1, 5), absent_status=405)
-def delete_inventories(request, uuid):
+def delete_inventories(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:inventories:delete")
     service.delete_inventories(uuid)
     return empty_response()

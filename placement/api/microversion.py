@@ -53,13 +53,13 @@ MIN_VERSION = VERSION_STRINGS[0]
 MAX_VERSION = VERSION_STRINGS[-1]
 
 
-class Version(tuple):
+class Version(tuple[int, int]):
     """A (major, minor) tuple that prints as "1.15"."""
 
-    def __new__(cls, major, minor):
+    def __new__(cls, major: int, minor: int) -> "Version":
         return super().__new__(cls, (major, minor))
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self[0]}.{self[1]}"
 
 
@@ -71,7 +71,7 @@ class UnacceptableVersion(Exception):
     """The version is well formed but not one we serve (406)."""
 
 
-def parse(text):
+def parse(text: str) -> Version:
     try:
         major, minor = (int(part) for part in text.split(".", 1))
     except (ValueError, TypeError, AttributeError) as exc:
@@ -79,7 +79,7 @@ def parse(text):
     return Version(major, minor)
 
 
-def requested_version(header_value):
+def requested_version(header_value: str | None) -> Version:
     """The version a request asks for: the last ``placement X.Y`` entry of
     the header, the minimum when there is none, the maximum for "latest"."""
     wanted = None

@@ -3,39 +3,38 @@ GET /allocation_candidates: resources, required (traits), member_of,
 in_tree, and the request groups and request-wide options built from them."""
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from placement import errors
 
 from . import schemas
-from .base import is_uuid_like
+from .base import PlacementRequest, is_uuid_like
 
 RESOURCES_FORM = "Expected resources query string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024."
 
 
-def resources(value):
+def resources(value: str) -> dict[str, int]:
     """ "VCPU:2,MEMORY_MB:1024" -> {"VCPU": 2, "MEMORY_MB": 1024}."""
     if value.strip() == "":
         raise errors.Invalid(f"Badly formed resources parameter. {RESOURCES_FORM} Got: empty string.")
     result = {}
     for item in value.split(","):
         try:
-            name, amount = item.split(":")
+            name, text = item.split(":")
         except ValueError:
             raise errors.Invalid(f"Badly formed resources parameter. {RESOURCES_FORM} Got: {item}.") from None
         try:
-            amount = int(amount)
+            amount = int(text)
         except ValueError:
-            raise errors.Invalid(
-                f"Requested resource {name} expected positive integer amount. Got: {amount}."
-            ) from None
+            raise errors.Invalid(f"Requested resource {name} expected positive integer amount. Got: {text}.") from None
         if amount < 1:
             raise errors.Invalid(f"Requested resource {name} requires amount >= 1. Got: {amount}.")
         result[name] = amount
     return result
 
 
-def _traits_value(value, allow_forbidden, allow_any_of):
+def _traits_value(value: str, allow_forbidden: bool, allow_any_of: bool) -> tuple[list[set[str]], set[str]]:
     """One ``required`` value -> (list of any-of sets, set of forbidden names)."""
     prefix = "Invalid query string parameters:"
     if value.startswith("in:"):
@@ -70,12 +69,13 @@ def _traits_value(value, allow_forbidden, allow_any_of):
     return [{name} for name in names if not name.startswith("!")], forbidden
 
 
-def required_traits(request, suffix=""):
+def required_traits(request: PlacementRequest, suffix: str = "") -> tuple[list[set[str]], set[str]]:
     """All ``required<suffix>`` values (only the last one before 1.39)."""
     values = request.GET.getlist("required" + suffix)
     if request.version < (1, 39):
         values = values[-1:]
-    required, forbidden = [], set()
+    required: list[set[str]] = []
+    forbidden: set[str] = set()
     for value in values:
         any_of, none_of = _traits_value(value, request.version >= (1, 22), request.version >= (1, 39))
         required += any_of
@@ -83,18 +83,20 @@ def required_traits(request, suffix=""):
     return required, forbidden
 
 
-def flat_traits(value):
+def flat_traits(value: str) -> tuple[set[str], set[str]]:
     """A traits value without in: support -> (required names, forbidden names)."""
     any_of, forbidden = _traits_value(value, allow_forbidden=True, allow_any_of=False)
     return {next(iter(s)) for s in any_of}, forbidden
 
 
-def _member_of_value(value):
+def _member_of_value(value: str) -> tuple[set[str], set[str]]:
     if "," in value and not value.startswith(("in:", "!in:")):
         raise errors.Invalid(
             "Multiple values for 'member_of' must be prefixed with the 'in:' or '!in:' keyword using the "
             f"valid microversion. Got: {value}"
         )
+    required: set[str]
+    forbidden: set[str]
     required = forbidden = set()
     if value.startswith("!in:"):
         forbidden = set(value[4:].split(","))
@@ -113,12 +115,13 @@ def _member_of_value(value):
     return required, forbidden
 
 
-def member_of(request, suffix=""):
+def member_of(request: PlacementRequest, suffix: str = "") -> tuple[list[set[str]], set[str]]:
     """(list of any-of aggregate sets, set of forbidden aggregates)."""
     values = request.GET.getlist("member_of" + suffix)
     if request.version < (1, 24) and len(values) > 1:
         raise errors.Invalid(f"Multiple member_of{suffix} parameters are not supported")
-    required, forbidden = [], set()
+    required: list[set[str]] = []
+    forbidden: set[str] = set()
     for value in values:
         any_of, none_of = _member_of_value(value)
         if any_of:
@@ -132,7 +135,7 @@ def member_of(request, suffix=""):
     return required, forbidden
 
 
-def in_tree(value):
+def in_tree(value: str) -> str:
     value = value.strip()
     if not is_uuid_like(value):
         raise errors.Invalid(
@@ -150,25 +153,25 @@ class RequestGroup:
     or one tree plus sharing providers (the unsuffixed group) must satisfy."""
 
     suffix: str = ""
-    resources: dict = field(default_factory=dict)
-    required_traits: list = field(default_factory=list)  # any-of sets of names
-    forbidden_traits: set = field(default_factory=set)
-    member_of: list = field(default_factory=list)  # any-of sets of aggregate uuids
-    forbidden_aggregates: set = field(default_factory=set)
-    in_tree: str = None
+    resources: dict[str, int] = field(default_factory=dict)
+    required_traits: list[set[str]] = field(default_factory=list)  # any-of sets of names
+    forbidden_traits: set[str] = field(default_factory=set)
+    member_of: list[set[str]] = field(default_factory=list)  # any-of sets of aggregate uuids
+    forbidden_aggregates: set[str] = field(default_factory=set)
+    in_tree: str | None = None
 
     @property
-    def use_same_provider(self):
+    def use_same_provider(self) -> bool:
         return bool(self.suffix)
 
 
 @dataclass
 class RequestWideParams:
-    limit: int = None
-    group_policy: str = None
-    root_required: set = field(default_factory=set)
-    root_forbidden: set = field(default_factory=set)
-    same_subtrees: list = field(default_factory=list)  # sets of suffixes
+    limit: int | None = None
+    group_policy: str | None = None
+    root_required: set[str] = field(default_factory=set)
+    root_forbidden: set[str] = field(default_factory=set)
+    same_subtrees: list[set[str]] = field(default_factory=list)  # sets of suffixes
 
 
 _KEY = "^(resources|required|member_of|in_tree)({suffix})?$"
@@ -176,7 +179,7 @@ GROUP_KEY = re.compile(_KEY.format(suffix=schemas.GROUP_SUFFIX))
 GROUP_KEY_1_33 = re.compile(_KEY.format(suffix=schemas.GROUP_SUFFIX_1_33))
 
 
-def request_wide_params(request):
+def request_wide_params(request: PlacementRequest) -> RequestWideParams:
     limits = request.GET.getlist("limit")
     policies = request.GET.getlist("group_policy")
     params = RequestWideParams(limit=int(limits[0]) if limits else None, group_policy=policies[0] if policies else None)
@@ -205,10 +208,10 @@ def request_wide_params(request):
     return params
 
 
-def request_groups(request, wide):
+def request_groups(request: PlacementRequest, wide: RequestWideParams) -> dict[str, RequestGroup]:
     """{suffix: RequestGroup} from the query string, with upstream's checks."""
     pattern = GROUP_KEY_1_33 if request.version >= (1, 33) else GROUP_KEY
-    groups = {}
+    groups: dict[str, RequestGroup] = {}
     for key in request.GET:
         match = pattern.match(key)
         if not match:
@@ -233,7 +236,7 @@ def request_groups(request, wide):
     return groups
 
 
-def _check_resourceless(groups, wide):
+def _check_resourceless(groups: Mapping[str, RequestGroup], wide: RequestWideParams) -> None:
     resourceless = [suffix for suffix, group in groups.items() if not group.resources]
     if len(resourceless) == len(groups):
         raise errors.Invalid(
@@ -256,7 +259,7 @@ def _check_resourceless(groups, wide):
         )
 
 
-def _check_orphans(groups):
+def _check_orphans(groups: Mapping[str, RequestGroup]) -> None:
     orphans = [f"required{s}" for s, g in groups.items() if g.required_traits and not g.resources]
     if orphans:
         raise errors.Invalid(
@@ -277,7 +280,7 @@ def _check_orphans(groups):
         raise errors.Invalid("At least one request group (`resources` or `resources{$S}`) is required.")
 
 
-def _check_conflicts(groups):
+def _check_conflicts(groups: Mapping[str, RequestGroup]) -> None:
     conflicts = [
         f"required{suffix}: ({', '.join(sorted(any_of))})"
         for suffix, group in groups.items()

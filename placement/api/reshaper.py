@@ -1,16 +1,20 @@
 """POST /reshaper (1.30+)."""
 
+from typing import Any
+
+from django.http import HttpResponse
+
 from placement import errors
 from placement.services import allocations as allocation_service
 from placement.services import reshaper as service
 
 from . import schemas
 from .allocations import consumer_request
-from .base import authorize, empty_response, handler, json_body
+from .base import PlacementRequest, authorize, empty_response, handler, json_body
 from .inventories import inventories_of
 
 
-def _schema(version):
+def _schema(version: tuple[int, int]) -> dict[str, Any]:
     if version >= (1, 38):
         return schemas.RESHAPER_1_38
     if version >= (1, 34):
@@ -19,7 +23,7 @@ def _schema(version):
 
 
 @handler(since=(1, 30), takes_json=True)
-def reshape(request):
+def reshape(request: PlacementRequest) -> HttpResponse:
     authorize(request, "placement:reshaper:reshape")
     data = json_body(request, _schema(request.version))
     inventories = {

@@ -1,12 +1,17 @@
 """/resource_providers and /resource_providers/{uuid}."""
 
 import uuid as uuidlib
+from typing import Any
+
+from django.http import HttpResponse
 
 from placement import errors
+from placement.models import ResourceProvider
 from placement.services import providers as service
 
 from . import queryparams, schemas
 from .base import (
+    PlacementRequest,
     absolute_url,
     authorize,
     empty_response,
@@ -19,7 +24,7 @@ from .base import (
 )
 
 
-def serialize_provider(request, provider):
+def serialize_provider(request: PlacementRequest, provider: ResourceProvider) -> dict[str, Any]:
     url = service_path("resource_providers", provider.uuid)
     relations = ["inventories", "usages"]
     if request.version >= (1, 1):
@@ -28,19 +33,19 @@ def serialize_provider(request, provider):
         relations.append("traits")
     if request.version >= (1, 11):
         relations.append("allocations")
-    data = {
+    data: dict[str, Any] = {
         "uuid": provider.uuid,
         "name": provider.name,
         "generation": provider.generation,
         "links": [{"rel": "self", "href": url}] + [{"rel": rel, "href": f"{url}/{rel}"} for rel in relations],
     }
     if request.version >= (1, 14):
-        data["parent_provider_uuid"] = provider.parent.uuid if provider.parent_id else None
-        data["root_provider_uuid"] = provider.root.uuid if provider.root_id else provider.uuid
+        data["parent_provider_uuid"] = provider.parent.uuid if provider.parent is not None else None
+        data["root_provider_uuid"] = provider.root.uuid if provider.root is not None else provider.uuid
     return data
 
 
-def _list_schema(version):
+def _list_schema(version: tuple[int, int]) -> dict[str, Any]:
     for minimum, schema in (
         ((1, 18), schemas.PROVIDER_LIST_1_18),
         ((1, 14), schemas.PROVIDER_LIST_1_14),
@@ -53,10 +58,10 @@ def _list_schema(version):
 
 
 @handler(returns_json=True)
-def list_resource_providers(request):
+def list_resource_providers(request: PlacementRequest) -> HttpResponse:
     authorize(request, "placement:resource_providers:list")
     validate_query(request, _list_schema(request.version))
-    filters = {name: request.GET[name] for name in ("name", "uuid", "in_tree") if name in request.GET}
+    filters: dict[str, Any] = {name: request.GET[name] for name in ("name", "uuid", "in_tree") if name in request.GET}
     if "member_of" in request.GET:
         filters["member_of"], filters["forbidden_aggregates"] = queryparams.member_of(request)
     if "required" in request.GET:
@@ -77,7 +82,7 @@ def list_resource_providers(request):
 
 
 @handler(takes_json=True)
-def create_resource_provider(request):
+def create_resource_provider(request: PlacementRequest) -> HttpResponse:
     authorize(request, "placement:resource_providers:create")
     schema = schemas.PROVIDER_POST_1_14 if request.version >= (1, 14) else schemas.PROVIDER_POST
     data = json_body(request, schema)
@@ -92,14 +97,14 @@ def create_resource_provider(request):
 
 
 @handler(returns_json=True)
-def get_resource_provider(request, uuid):
+def get_resource_provider(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:show")
     provider = service.get_provider(uuid)
     return json_response(request, serialize_provider(request, provider), last_modified=provider.last_modified)
 
 
 @handler(takes_json=True)
-def update_resource_provider(request, uuid):
+def update_resource_provider(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:update")
     service.get_provider(uuid)
     schema = schemas.PROVIDER_PUT_1_14 if request.version >= (1, 14) else schemas.PROVIDER_PUT
@@ -114,7 +119,7 @@ def update_resource_provider(request, uuid):
 
 
 @handler()
-def delete_resource_provider(request, uuid):
+def delete_resource_provider(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:delete")
     service.delete_provider(uuid)
     return empty_response()

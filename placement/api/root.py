@@ -1,10 +1,12 @@
 """GET / : the version document, built from the microversion table."""
 
+from django.http import HttpResponse
+
 from . import microversion
-from .base import json_response
+from .base import PlacementRequest, json_response
 
 
-def home(request):
+def home(request: PlacementRequest) -> HttpResponse:
     document = {
         "versions": [
             {

@@ -2,6 +2,8 @@
 microversion that introduced each shape (upstream Placement's contracts)."""
 
 import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from placement.models import MAX_INT
 
@@ -17,7 +19,12 @@ SQL_FLOAT_MAX = 3.40282e38
 UUID = {"type": "string", "format": "uuid"}
 
 
-def extended(schema, properties=None, required=(), drop=()):
+def extended(
+    schema: dict[str, Any],
+    properties: Mapping[str, Any] | None = None,
+    required: Iterable[str] = (),
+    drop: Iterable[str] = (),
+) -> dict[str, Any]:
     """A copy of ``schema`` with more (or fewer) properties."""
     result = copy.deepcopy(schema)
     for name in drop:
@@ -56,7 +63,7 @@ PROVIDER_LIST_1_18 = extended(PROVIDER_LIST_1_14, {"required": {"type": "string"
 # --- inventories ----------------------------------------------------------------
 
 
-def _bounded(minimum):
+def _bounded(minimum: int) -> dict[str, Any]:
     return {"type": "integer", "maximum": MAX_INT, "minimum": minimum}
 
 
@@ -177,7 +184,7 @@ ALLOCATIONS_PUT_1_0 = {
 ALLOCATIONS_PUT_1_8 = extended(
     ALLOCATIONS_PUT_1_0, {"project_id": _OWNER, "user_id": _OWNER}, ["project_id", "user_id"]
 )
-ALLOCATIONS_PUT_1_12 = {
+ALLOCATIONS_PUT_1_12: dict[str, Any] = {
     "type": "object",
     "properties": {
         "allocations": {
@@ -217,7 +224,7 @@ ALLOCATIONS_PUT_1_34 = extended(ALLOCATIONS_PUT_1_28, _MAPPINGS)
 ALLOCATIONS_PUT_1_38 = extended(ALLOCATIONS_PUT_1_34, _CONSUMER_TYPE, ["consumer_type"])
 
 
-def _by_consumer(consumer_schema, min_properties=1):
+def _by_consumer(consumer_schema: Mapping[str, Any], min_properties: int = 1) -> dict[str, Any]:
     return {
         "type": "object",
         "minProperties": min_properties,
@@ -260,7 +267,7 @@ CANDIDATES_1_17 = extended(CANDIDATES_1_16, {"required": {"type": ["string"]}})
 CANDIDATES_1_21 = extended(CANDIDATES_1_17, {"member_of": {"type": ["string"]}})
 
 
-def _grouped(suffix, keys):
+def _grouped(suffix: str, keys: Iterable[str]) -> dict[str, dict[str, str]]:
     return {f"^{key}({suffix})?$": {"type": "string"} for key in keys}
 
 
@@ -281,7 +288,8 @@ CANDIDATES_1_36 = extended(CANDIDATES_1_35, {"same_subtree": {"type": ["string"]
 # --- reshaper -------------------------------------------------------------------------
 
 
-def _reshaper(allocations_schema):
+def _reshaper(allocations_schema: dict[str, Any]) -> dict[str, Any]:
+
     allocations = copy.deepcopy(allocations_schema)
     allocations["minProperties"] = 0
     return {

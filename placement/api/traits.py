@@ -1,12 +1,19 @@
 """/traits and /resource_providers/{uuid}/traits (1.6+)."""
 
+from collections.abc import Sequence
+from typing import Any
+
+from django.http import HttpResponse
+
 from placement import errors
+from placement.models import ResourceProvider, Trait
 from placement.services import provider_traits as provider_trait_service
 from placement.services import providers as provider_service
 from placement.services import traits as service
 
 from . import schemas
 from .base import (
+    PlacementRequest,
     absolute_url,
     authorize,
     empty_response,
@@ -25,7 +32,7 @@ INVALID_NAME = (
 )
 
 
-def _name_filter(value):
+def _name_filter(value: str) -> dict[str, Any]:
     operator, sep, names = value.partition(":")
     if not sep:
         raise errors.Invalid(
@@ -40,7 +47,7 @@ def _name_filter(value):
 
 
 @handler(since=(1, 6), returns_json=True)
-def list_traits(request):
+def list_traits(request: PlacementRequest) -> HttpResponse:
     authorize(request, "placement:traits:list")
     validate_query(request, schemas.TRAIT_LIST)
     filters = _name_filter(request.GET["name"]) if "name" in request.GET else {}
@@ -54,14 +61,14 @@ def list_traits(request):
 
 
 @handler(since=(1, 6))
-def get_trait(request, name):
+def get_trait(request: PlacementRequest, name: str) -> HttpResponse:
     authorize(request, "placement:traits:show")
     trait = service.get_trait(name)
     return set_cache_headers(request, empty_response(), trait.created_at)
 
 
 @handler(since=(1, 6))
-def put_trait(request, name):
+def put_trait(request: PlacementRequest, name: str) -> HttpResponse:
     authorize(request, "placement:traits:update")
     try:
         validate(name, schemas.CUSTOM_TRAIT_NAME, "{error}")
@@ -73,19 +80,19 @@ def put_trait(request, name):
 
 
 @handler(since=(1, 6))
-def delete_trait(request, name):
+def delete_trait(request: PlacementRequest, name: str) -> HttpResponse:
     authorize(request, "placement:traits:delete")
     service.delete_trait(name)
     return empty_response()
 
 
-def _provider_traits(request, provider, traits):
-    data = {"traits": [t.name for t in traits], "resource_provider_generation": provider.generation}
+def _provider_traits(request: PlacementRequest, provider: ResourceProvider, traits: Sequence[Trait]) -> HttpResponse:
+    data: dict[str, Any] = {"traits": [t.name for t in traits], "resource_provider_generation": provider.generation}
     return json_response(request, data, last_modified=latest(traits))
 
 
 @handler(since=(1, 6), returns_json=True)
-def list_provider_traits(request, uuid):
+def list_provider_traits(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:traits:list")
     try:
         provider = provider_service.get_provider(uuid)
@@ -95,7 +102,7 @@ def list_provider_traits(request, uuid):
 
 
 @handler(since=(1, 6), takes_json=True)
-def set_provider_traits(request, uuid):
+def set_provider_traits(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:traits:update")
     data = json_body(request, schemas.PROVIDER_TRAITS_PUT)
     provider, traits = provider_trait_service.set_provider_traits(
@@ -105,7 +112,7 @@ def set_provider_traits(request, uuid):
 
 
 @handler(since=(1, 6))
-def delete_provider_traits(request, uuid):
+def delete_provider_traits(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:traits:delete")
     provider_trait_service.delete_provider_traits(uuid)
     return empty_response()

@@ -1,17 +1,20 @@
 """/resource_providers/{uuid}/usages and /usages (1.9+)."""
 
 import uuid
+from typing import cast
+
+from django.http import HttpResponse
 
 from placement import errors
 from placement.services import allocations as allocation_service
 from placement.services import providers as provider_service
 
 from . import schemas
-from .base import authorize, handler, json_response, validate_query
+from .base import PlacementRequest, authorize, handler, json_response, validate_query
 
 
 @handler(returns_json=True)
-def provider_usages(request, uuid):
+def provider_usages(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:usages")
     try:
         provider = provider_service.get_provider(uuid)
@@ -25,21 +28,23 @@ def provider_usages(request, uuid):
 
 
 @handler(since=(1, 9), returns_json=True)
-def total_usages(request):
+def total_usages(request: PlacementRequest) -> HttpResponse:
     project_id = request.GET.get("project_id")
     authorize(request, "placement:usages", project_id=project_id)
     by_type = request.version >= (1, 38)
     validate_query(request, schemas.USAGES_1_38 if by_type else schemas.USAGES_1_9)
     user_id = request.GET.get("user_id")
+    project = cast(str, project_id)  # the query's schema requires it
+    usages: dict[str, dict[str, int]] | dict[str, int]
     if by_type:
-        usages = allocation_service.usages_by_consumer_type(project_id, user_id, request.GET.get("consumer_type"))
+        usages = allocation_service.usages_by_consumer_type(project, user_id, request.GET.get("consumer_type"))
     else:
-        usages = allocation_service.total_usages(project_id, user_id)
+        usages = allocation_service.total_usages(project, user_id)
     return json_response(request, {"usages": usages})
 
 
 @handler(returns_json=True)
-def usages_of_providers(request):
+def usages_of_providers(request: PlacementRequest) -> HttpResponse:
     """Corral's own, served only to its in-process placement client (never
     on the public URLconf, see placement/internal_urls.py): the usages of
     many providers in one read, ``?uuids=<uuid>,<uuid>...``, as

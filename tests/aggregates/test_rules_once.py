@@ -1,7 +1,8 @@
 """Rules stated once and used everywhere: whether a service is up (the API's
 state, the console's filters), why a host cannot join an aggregate (the
-service's refusal, the console's picker) and which field a service error
-is about (the console shows it there)."""
+service's refusal, the console's picker), which hosts a zone holds (the
+zone queries, os-availability-zone, the console's host list) and which
+field a service error is about (the console shows it there)."""
 
 from datetime import timedelta
 
@@ -167,6 +168,38 @@ def test_add_hosts_checks_every_host_before_adding_any(system, zones):
     assert services.hosts_of(services.get_aggregate(zones.id)) == ["node1"]
     with pytest.raises(NotFound, match="Compute host ghost could not be found"):
         services.create_aggregate_with_hosts(system, "new", "nova", ["node4", "ghost"])
+
+
+# --- zone membership ------------------------------------------------------------------
+
+
+def test_zone_membership_is_the_same_in_the_queries_the_api_and_the_console(admin_api, admin_client, system, make_host):
+    """node1 in az1; node2 in an aggregate naming the default zone; node3 in an
+    aggregate without zone; node4 in none."""
+    from aggregates.zones import services as zones
+
+    default = settings.DEFAULT_AVAILABILITY_ZONE
+    for name in ("node1", "node2", "node3", "node4"):
+        make_host(name)
+    for aggregate_name, zone, host in (
+        ("in-az1", "az1", "node1"),
+        ("explicit", default, "node2"),
+        ("plain", None, "node3"),
+    ):
+        services.add_host(system, services.create_aggregate(system, aggregate_name, zone).id, host)
+    expected = {"az1": ["node1"], default: ["node2", "node3", "node4"]}
+    assert {zone: list(zones.hosts_in_zone(zone)) for zone in expected} == expected
+    assert list(zones.unzoned_hosts()) == ["node3", "node4"]
+    assert [zones.zone_of_host(h) for h in ("node1", "node2", "node3", "node4")] == ["az1", default, default, default]
+    assert zones.zones_by_host() == {"node1": ["az1"], "node2": [default]}
+    detail = admin_api.get("/os-availability-zone/detail").json()["availabilityZoneInfo"]
+    assert {z["zoneName"]: sorted(z["hosts"]) for z in detail if z["zoneName"] in expected} == expected
+    for zone, hosts in expected.items():
+        listed = admin_client.get("/hosts/", {"zone": zone}).context["rows"]
+        assert [row["service"].host for row in listed] == hosts
+        assert [row["zone"] for row in listed] == [zone] * len(hosts)
+    page = admin_client.get("/hosts/node2/").context
+    assert page["zone"] == default and [source.aggregate_name for source in page["zone_sources"]] == ["explicit"]
 
 
 # --- errors beside their field ---------------------------------------------------------

@@ -193,10 +193,10 @@ def test_host_page_counts_servers_and_reads_usage_from_placement(admin_client, t
     boot(admin_client, two_hosts, name="b", zone="az1")
     response = admin_client.get("/hosts/node1/")
     content = response.content.decode()
-    assert response.context["server_count"] == 2
-    assert '/servers/?host=node1">2 servers</a>' in content
+    assert response.context["instance_count"] == 2
+    assert '/servers/?host=node1">2 instances</a>' in content
     node = response.context["nodes"][0]
-    assert node.usage_source == "placement" and node.servers == 2
+    assert node.usage_source == "placement" and node.instances == 2
     assert node.used == {"vcpus": 2, "memory_mb": 2048, "local_gb": 20}
     assert "2 / 4 (50%)" in content and 'id="usage-source"' in content
 

@@ -1,7 +1,11 @@
 """os-hypervisors agrees with the servers: up to 2.87 the usage fields come
 from placement (the node provider's usages) and running_vms counts the VMs
 the host's agent reports running outside Corral plus the node's servers;
-the servers route and with_servers list them."""
+the servers route and with_servers list them. The console's host page
+counts a node's instances by the same rule."""
+
+from django.contrib.auth import get_user_model
+from django.test import Client
 
 from aggregates.hosts.models import ComputeNode
 from tests.plugins.cloud import cli_body
@@ -44,6 +48,29 @@ def test_detail_usage_comes_from_placement_and_the_servers(cloud, admin_api):
     assert (item["vcpus_used"], item["running_vms"]) == (2, 2)  # one server and the reported VM
     (item,) = admin_api.get("/os-hypervisors/detail", version="2.88").json()["hypervisors"]
     assert "running_vms" not in item
+
+
+def test_the_console_host_page_counts_instances_as_os_hypervisors_does(cloud, admin_api):
+    node = cloud.host("h1")
+    cloud.host("h2")
+    # Two VMs the agent reports running outside Corral, two servers, one of them deleted.
+    ComputeNode.objects.filter(pk=node.pk).update(running_vms=2)
+    flavor, image = cloud.flavor(), cloud.image()
+    boot(admin_api, flavor, image, "kept", zone="nova:h1")
+    gone = boot(admin_api, flavor, image, "gone", zone="nova:h1")
+    assert admin_api.delete(f"/servers/{gone}").status_code == 204
+    shown = admin_api.get(f"/os-hypervisors/{node.uuid}", version="2.87").json()["hypervisor"]
+    assert shown["running_vms"] == 3
+    user = get_user_model().objects.create_user("hypervisor-admin", password="pw", is_staff=True, is_superuser=True)
+    console = Client()
+    console.force_login(user)
+    page = console.get("/hosts/h1/")
+    assert page.status_code == 200
+    (row,) = page.context["nodes"]
+    assert (row.instances, page.context["instance_count"]) == (3, 3)
+    assert '/servers/?host=h1">3 instances</a>' in page.content.decode()
+    other = console.get("/hosts/h2/")
+    assert other.context["instance_count"] == 0 and other.context["nodes"][0].instances == 0
 
 
 def test_stored_values_when_placement_is_unreachable(cloud, admin_api, settings):

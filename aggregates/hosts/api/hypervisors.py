@@ -1,21 +1,26 @@
 """``/os-hypervisors``: compute nodes as Nova shows them."""
 
+import uuid
+from collections.abc import Iterable, Sequence
+
 from rest_framework.response import Response
 
 from aggregates.compute_api.auth import enforce
 from aggregates.compute_api.base import ComputeAPIView
 from aggregates.compute_api.errors import ApiError
+from aggregates.compute_api.microversions import APIVersion, ComputeRequest
 from aggregates.compute_api.query import MAX_LIMIT, parse_uuid, query_params
 from aggregates.compute_api.validation import path_int
 from aggregates.hosts import schemas, serializers
 from aggregates.hosts import services as host_services
-from aggregates.hosts.models import Service, instances_by_node
+from aggregates.hosts.models import ComputeNode, Service
 from aggregates.placement_client import PlacementError, client
 from aggregates.servers import services as server_services
+from aggregates.servers.models import Server, instances_by_node
 from aggregates.value_schemas import to_bool
 
 
-def hypervisor_ref(request, value):
+def hypervisor_ref(request: ComputeRequest, value: str) -> int | uuid.UUID:
     """The node id of a path: before 2.53 an integer (else 404), from 2.53 a uuid (else 400)."""
     if request.version >= (2, 53):
         return parse_uuid(value)
@@ -25,7 +30,7 @@ def hypervisor_ref(request, value):
         raise ApiError(404, f"Hypervisor with ID '{value}' could not be found.")
 
 
-def usages_now(nodes, version):
+def usages_now(nodes: Sequence[ComputeNode], version: APIVersion) -> dict[int, dict[str, int]]:
     """Node id -> its usage now, up to 2.87: vcpus_used, memory_mb_used and
     local_gb_used from the placement usages of the node's provider, and
     running_vms the instances on it (``instances_by_node``). A node placement cannot answer for keeps
@@ -37,7 +42,7 @@ def usages_now(nodes, version):
         by_provider = client().usages_of_providers(node.uuid for node in nodes)
     except PlacementError:
         return {}
-    usages = {}
+    usages: dict[int, dict[str, int]] = {}
     for node in nodes:
         used = by_provider.get(str(node.uuid))
         if used is None:
@@ -51,7 +56,7 @@ def usages_now(nodes, version):
     return usages
 
 
-def servers_of(nodes, with_servers):
+def servers_of(nodes: Iterable[ComputeNode], with_servers: bool) -> dict[str, list[Server]]:
     """Host -> its servers, when asked for (``with_servers``), else {}."""
     return server_services.servers_on_hosts({node.host for node in nodes}) if with_servers else {}
 
@@ -59,7 +64,7 @@ def servers_of(nodes, with_servers):
 class HypervisorListView(ComputeAPIView):
     detail = False
 
-    def get(self, request):
+    def get(self, request: ComputeRequest) -> Response:
         paging = request.version >= (2, 33)
         params = query_params(request, schemas.hypervisor_list_query(request.version))
         enforce(
@@ -97,7 +102,7 @@ class HypervisorDetailListView(HypervisorListView):
 
 
 class HypervisorView(ComputeAPIView):
-    def get(self, request, node_ref):
+    def get(self, request: ComputeRequest, node_ref: str) -> Response:
         params = query_params(request, schemas.hypervisor_show_query(request.version))
         enforce(request, "os_compute_api:os-hypervisors:show")
         node = host_services.get_compute_node(hypervisor_ref(request, node_ref))
@@ -110,7 +115,7 @@ class HypervisorView(ComputeAPIView):
 class HypervisorUptimeView(ComputeAPIView):
     max_version = (2, 87)
 
-    def get(self, request, node_ref):
+    def get(self, request: ComputeRequest, node_ref: str) -> Response:
         enforce(request, "os_compute_api:os-hypervisors:uptime")
         node, uptime = host_services.compute_node_uptime(hypervisor_ref(request, node_ref))
         return Response(serializers.hypervisor_uptime_body(node, uptime, request.version))
@@ -119,7 +124,7 @@ class HypervisorUptimeView(ComputeAPIView):
 class HypervisorStatisticsView(ComputeAPIView):
     max_version = (2, 87)
 
-    def get(self, request):
+    def get(self, request: ComputeRequest) -> Response:
         enforce(request, "os_compute_api:os-hypervisors:statistics")
         statistics = host_services.compute_node_statistics()
         # The sums with each node's usage now, where placement could tell it.
@@ -144,7 +149,7 @@ class HypervisorSearchView(ComputeAPIView):
     policy = "os_compute_api:os-hypervisors:search"
     with_servers = False
 
-    def get(self, request, pattern):
+    def get(self, request: ComputeRequest, pattern: str) -> Response:
         enforce(request, self.policy)
         nodes = host_services.search_compute_nodes(pattern)
         servers = servers_of(nodes, self.with_servers)

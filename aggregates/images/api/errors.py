@@ -8,8 +8,9 @@ uploads). 401s come from keystonemiddleware, in Keystone's format."""
 import html
 import json
 import re
+from collections.abc import Mapping
 
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
 
 from config.json_bodies import escape
 from config.public_url import public_base
@@ -45,19 +46,20 @@ HTML_PAGE = """\
 class GlanceError(Exception):
     """An HTTP error rendered as webob renders Glance's exceptions."""
 
-    def __init__(self, status, message, headers=None):
+    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.headers = headers or {}
 
 
-def _accepted(accept):
+def _accepted(accept: str | None) -> str | None:
     """Which of webob's offers (text/html, application/json) the Accept header
     prefers; None when it accepts neither."""
     if accept is None:
         return "text/html"
-    best, best_q = None, 0.0
+    best: str | None = None
+    best_q = 0.0
     for offer in ("text/html", "application/json"):
         q_offer = 0.0
         specificity = -1
@@ -90,13 +92,15 @@ def _accepted(accept):
     return best
 
 
-def _strip_tags(value):
+def _strip_tags(value: str) -> str:
     value = value.replace("\n", " ").replace("\r", "")
     value = re.sub(r"<br\s*/?>", "\n", value, flags=re.I)
     return re.sub(r"<[^>]*>", "", value)
 
 
-def error_response(request, status, message, headers=None):
+def error_response(
+    request: HttpRequest, status: int, message: str, headers: Mapping[str, str] | None = None
+) -> HttpResponse:
     title = TITLES.get(status, "Error")
     message = escape(message)  # it may echo user values: keep the body encodable
     status_line = f"{status} {title}"
@@ -117,7 +121,7 @@ def error_response(request, status, message, headers=None):
     return response
 
 
-def unauthorized_response(request):
+def unauthorized_response(request: HttpRequest) -> HttpResponse:
     """keystonemiddleware's 401, which answers before Glance does."""
     message = "The request you have made requires authentication."
     body = {"error": {"code": 401, "title": "Unauthorized", "message": message}}

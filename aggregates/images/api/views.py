@@ -4,17 +4,21 @@ service as a stream, untouched by any parser."""
 
 import logging
 import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NoReturn, cast
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpResponse, JsonResponse, StreamingHttpResponse, UnreadablePostError
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict, StreamingHttpResponse, UnreadablePostError
+from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 from jsonschema import Draft4Validator
 
 from aggregates.compute_api.auth import noauth2_caller
 from aggregates.errors import ServiceError
 from aggregates.identity import services as identity
+from aggregates.identity.caller import Caller
 from aggregates.images import schemas, serializers, services, storage
 from config import json_bodies
 from config.public_url import public_base
@@ -25,8 +29,11 @@ log = logging.getLogger(__name__)
 
 JSON_CONTENT_TYPE = "application/json; charset=UTF-8"
 
+# A handler of one method of a resource: (request, caller, the path's values) -> the response.
+Handler = Callable[..., HttpResponseBase]
 
-def _caller(request):
+
+def _caller(request: HttpRequest) -> Caller | None:
     token = request.headers.get("X-Auth-Token")
     if not token:
         return None
@@ -36,13 +43,13 @@ def _caller(request):
     return identity.caller_for_token(token, request_id)
 
 
-def glance_view(methods, name):
+def glance_view(methods: Mapping[str, Handler], name: str) -> Callable[..., HttpResponseBase]:
     """A view routing by method (405 with Allow for the others) once the
     token is checked (401 first, as keystonemiddleware answers before Glance),
     rendering every refusal in Glance's format: nothing escapes as a bare 500."""
 
     @csrf_exempt
-    def view(request, *args, **kwargs):
+    def view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         try:
             problem = json_bodies.problem_of(request)
             if problem:
@@ -50,7 +57,7 @@ def glance_view(methods, name):
             caller = _caller(request)
             if caller is None:
                 return unauthorized_response(request)
-            handler = methods.get(request.method)
+            handler = methods.get(request.method or "")
             if handler is None:
                 allowed = ", ".join(sorted(methods))
                 raise GlanceError(
@@ -75,7 +82,7 @@ def glance_view(methods, name):
     return view
 
 
-def _json(data, status=200, headers=None):
+def _json(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> JsonResponse:
     response = JsonResponse(data, status=status, json_dumps_params={"ensure_ascii": False})
     response.headers["Content-Type"] = JSON_CONTENT_TYPE
     for name, value in (headers or {}).items():
@@ -83,17 +90,17 @@ def _json(data, status=200, headers=None):
     return response
 
 
-def _no_content():
+def _no_content() -> HttpResponse:
     response = HttpResponse(status=204)
     del response.headers["Content-Type"]
     return response
 
 
-def _media_type(request):
+def _media_type(request: HttpRequest) -> str:
     return request.META.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
 
 
-def _json_body(request):
+def _json_body(request: HttpRequest) -> object:
     raw = request.body
     if not raw:
         raise GlanceError(400, "Body expected in request.")
@@ -108,12 +115,17 @@ def _json_body(request):
 # --- list ----------------------------------------------------------------------
 
 
-def _sort_of(params):
+def _value(params: QueryDict, key: str) -> str:
+    """The (last) value of a parameter the query string holds."""
+    return cast(str, params[key])  # a list only for a key without values, which a parsed query never has
+
+
+def _sort_of(params: QueryDict) -> list[tuple[str, str]]:
     if "sort" in params and ("sort_key" in params or "sort_dir" in params):
         raise GlanceError(400, "The `sort` parameter is not compatible with `sort_key` and `sort_dir`.")
     if "sort" in params:
         sort = []
-        for item in params["sort"].split(","):
+        for item in _value(params, "sort").split(","):
             key, _, direction = item.strip().partition(":")
             if not key or ":" in direction:
                 raise GlanceError(400, f"Invalid sort value: {params['sort']}")
@@ -130,11 +142,11 @@ def _sort_of(params):
     return list(zip(keys, directions, strict=True))
 
 
-def _query_of(params):
+def _query_of(params: QueryDict) -> services.ImageQuery:
     query = services.ImageQuery(sort=_sort_of(params), tags=params.getlist("tag"), marker=params.get("marker"))
     if "limit" in params:
         try:
-            query.limit = int(params["limit"])
+            query.limit = int(_value(params, "limit"))
         except ValueError:
             raise GlanceError(400, "limit param must be an integer")
         if query.limit < 0:
@@ -142,7 +154,7 @@ def _query_of(params):
     for key in params:
         if key in schemas.LIST_CONTROLS or key == "tag":
             continue
-        value = params[key]
+        value = _value(params, key)
         if key in ("created_at", "updated_at"):
             raise GlanceError(400, f"Filtering on {key} is not supported.")
         if key in schemas.CORE_FILTERS:
@@ -152,25 +164,25 @@ def _query_of(params):
     return query
 
 
-def _list_link(params, marker=None):
-    items = [(key, value) for key, value in params.lists() for value in value if key != "marker"]
+def _list_link(params: QueryDict, marker: str | None = None) -> str:
+    items = [(key, value) for key, values in params.lists() for value in values if key != "marker"]
     if marker:
         items.append(("marker", marker))
     return "/v2/images" + (f"?{urlencode(items)}" if items else "")
 
 
-def list_images(request, caller):
+def list_images(request: HttpRequest, caller: Caller) -> JsonResponse:
     query = _query_of(request.GET)
     images, more = services.list_images(caller, query)
     next_link = _list_link(request.GET, str(images[-1].id)) if more and images else None
     return _json(serializers.images_body(images, _list_link(request.GET), next_link))
 
 
-def create_image(request, caller):
+def create_image(request: HttpRequest, caller: Caller) -> JsonResponse:
     body = _json_body(request)
     if not Draft4Validator(schemas.CREATE_BODY).is_valid(body):
         raise GlanceError(400, f"Provided object does not match schema 'image': {body!r} is not of type 'object'")
-    image = services.create_image(caller, body)
+    image = services.create_image(caller, cast(dict[str, Any], body))  # the schema checked it is an object
     location = f"{public_base(request)}/image/v2/images/{image.id}"
     return _json(serializers.image_body(image), status=201, headers={"Location": location})
 
@@ -182,14 +194,14 @@ images_view = glance_view({"GET": list_images, "POST": create_image}, "images_vi
 # --- one image -----------------------------------------------------------------
 
 
-def show_image(request, caller, image_id):
+def show_image(request: HttpRequest, caller: Caller, image_id: str) -> JsonResponse:
     return _json(serializers.image_body(services.get_image(caller, image_id)))
 
 
 _POINTER_ESCAPE = re.compile(r"~(?![01])")
 
 
-def _decode_path(path):
+def _decode_path(path: object) -> str:
     """The attribute a JSON pointer names ("/hw_disk_bus" -> hw_disk_bus)."""
     if not isinstance(path, str) or not path.startswith("/"):
         raise GlanceError(400, f'Pointer `{path}` does not start with "/".')
@@ -201,7 +213,7 @@ def _decode_path(path):
     return parts[0].replace("~1", "/").replace("~0", "~")
 
 
-def _changes_of(request):
+def _changes_of(request: HttpRequest) -> list[services.Change]:
     media_type = _media_type(request)
     if media_type not in schemas.PATCH_MEDIA_TYPES:
         raise GlanceError(415, "Unsupported Content-Type", {"Accept-Patch": ", ".join(schemas.PATCH_MEDIA_TYPES)})
@@ -238,12 +250,12 @@ def _changes_of(request):
     return changes
 
 
-def update_image(request, caller, image_id):
+def update_image(request: HttpRequest, caller: Caller, image_id: str) -> JsonResponse:
     changes = _changes_of(request)
     return _json(serializers.image_body(services.update_image(caller, image_id, changes)))
 
 
-def delete_image(request, caller, image_id):
+def delete_image(request: HttpRequest, caller: Caller, image_id: str) -> HttpResponse:
     services.delete_image(caller, image_id)
     return _no_content()
 
@@ -252,12 +264,12 @@ def delete_image(request, caller, image_id):
 image_view = glance_view({"GET": show_image, "PATCH": update_image, "DELETE": delete_image}, "image_view")
 
 
-def put_tag(request, caller, image_id, tag):
+def put_tag(request: HttpRequest, caller: Caller, image_id: str, tag: str) -> HttpResponse:
     services.add_tag(caller, image_id, tag)
     return _no_content()
 
 
-def remove_tag(request, caller, image_id, tag):
+def remove_tag(request: HttpRequest, caller: Caller, image_id: str, tag: str) -> HttpResponse:
     services.delete_tag(caller, image_id, tag)
     return _no_content()
 
@@ -269,7 +281,7 @@ image_tag_view = glance_view({"PUT": put_tag, "DELETE": remove_tag}, "image_tag_
 # --- data ----------------------------------------------------------------------
 
 
-def _declared_size(request):
+def _declared_size(request: HttpRequest) -> int | None:
     """The body's length from Content-Length, else X-OpenStack-Image-Size; None if neither."""
     sizes = []
     for header in ("Content-Length", "X-OpenStack-Image-Size"):
@@ -281,7 +293,7 @@ def _declared_size(request):
     return sizes[0] if sizes else None
 
 
-def body_chunks(request):
+def body_chunks(request: HttpRequest) -> Iterator[bytes]:
     """The request body, streamed: Content-Length bytes, or with a chunked
     body (no Content-Length; WSGI servers such as gunicorn de-chunk it) all
     of the server's input stream."""
@@ -291,7 +303,7 @@ def body_chunks(request):
     return storage.chunks_of(request.read, int(content_length or 0))
 
 
-def upload_data(request, caller, image_id):
+def upload_data(request: HttpRequest, caller: Caller, image_id: str) -> HttpResponse:
     media_type = _media_type(request)
     if media_type != "application/octet-stream":
         raise GlanceError(415, f"Invalid content type {media_type or '(none)'}")
@@ -303,7 +315,7 @@ def upload_data(request, caller, image_id):
 _RANGE = re.compile(r"^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$", re.I)
 
 
-def _range_of(request, size):
+def _range_of(request: HttpRequest, size: int) -> tuple[int, int] | None:
     """(start, end inclusive) of a satisfiable single ``Range``; None for no
     (or an unparsable, as webob ignores it) Range; 416 for one past the end."""
     header = request.headers.get("Range")
@@ -328,7 +340,7 @@ def _range_of(request, size):
     return start, end
 
 
-def download_data(request, caller, image_id):
+def download_data(request: HttpRequest, caller: Caller, image_id: str) -> HttpResponseBase:
     image, handle = services.image_data(caller, image_id)
     if handle is None:
         return _no_content()
@@ -357,7 +369,7 @@ def download_data(request, caller, image_id):
 image_file_view = glance_view({"GET": download_data, "PUT": upload_data}, "image_file_view")
 
 
-def _not_found(request, caller, *args, **kwargs):
+def _not_found(request: HttpRequest, caller: Caller, *args: Any, **kwargs: Any) -> NoReturn:
     raise GlanceError(404, "The resource could not be found.")
 
 

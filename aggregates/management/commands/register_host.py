@@ -1,7 +1,9 @@
 """``manage.py register_host``: register (or re-register) a compute host by hand,
 as its host agent does through POST /compute/v2.1/os-host-registrations."""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from aggregates import schema_check
 from aggregates.errors import ServiceError
@@ -16,7 +18,7 @@ class Command(BaseCommand):
         "Running it again updates the node and counts as a heartbeat."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("host", help="host name of the compute service (letters, digits, '-', '.', '_')")
         parser.add_argument("--node", help="hypervisor hostname of the compute node (default: the host name)")
         parser.add_argument("--vcpus", type=int, required=True, help="number of CPUs")
@@ -38,7 +40,7 @@ class Command(BaseCommand):
                 help=f"{unit} reserved for the host itself (default: setting RESERVED_HOST_{name.upper()})",
             )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         registration = {
             "host": options["host"],
             "hypervisor_hostname": options["node"],

@@ -12,8 +12,11 @@ import os
 import signal
 import sys
 import time
+from http.server import ThreadingHTTPServer
+from types import FrameType
+from typing import Any, NoReturn
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from aggregates.hostagent import resources
 from aggregates.hostagent.cache import ImageCache
@@ -24,11 +27,11 @@ TOKEN_VARIABLE = "CORRAL_AGENT_TOKEN"
 SECRET_VARIABLE = "CORRAL_AGENT_SECRET"
 
 
-def _interrupt(signum, frame):
+def _interrupt(signum: int, frame: FrameType | None) -> NoReturn:
     raise KeyboardInterrupt
 
 
-def _address(value):
+def _address(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not host or not port.isdigit() or int(port) > 65535:
         raise CommandError(f"--listen must be HOST:PORT, not {value!r}")
@@ -38,7 +41,7 @@ def _address(value):
 class Command(BaseCommand):
     help = "Run a compute host's agent: register and heartbeat with Corral, and pre-cache images on request."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", required=True, help="host name of this compute host's service")
         parser.add_argument("--listen", required=True, help="HOST:PORT the agent listens on (PORT 0: any free port)")
         parser.add_argument("--cache-dir", required=True, help="directory of the image cache")
@@ -66,7 +69,7 @@ class Command(BaseCommand):
             help="attempts at the first registration while Corral is unreachable (default 10, 1 s apart)",
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         logging.basicConfig(level=logging.INFO if options["verbosity"] > 1 else logging.WARNING, stream=sys.stderr)
         token = options["token"] or os.environ.get(TOKEN_VARIABLE, "")
         if not token:
@@ -80,7 +83,7 @@ class Command(BaseCommand):
         if not secret:
             raise CommandError(f"The agents' shared secret is needed: --secret or ${SECRET_VARIABLE}")
         cache = ImageCache(options["cache_dir"])
-        registration = {
+        registration: dict[str, Any] = {
             "host": options["host"],
             "vcpus": options["vcpus"] if options["vcpus"] is not None else resources.detect_vcpus(),
             "memory_mb": options["memory_mb"] if options["memory_mb"] is not None else resources.detect_memory_mb(),
@@ -103,7 +106,7 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"Cannot listen on {options['listen']}: {exc}") from exc
         bound_host, bound_port = server.server_address[:2]
-        registration["agent_url"] = options["advertise_url"] or f"http://{bound_host}:{bound_port}"
+        registration["agent_url"] = options["advertise_url"] or f"http://{str(bound_host)}:{bound_port}"
         self._first_registration(agent, options["register_retries"], server)
         self.stdout.write(
             f"Host agent of {options['host']} listening on {registration['agent_url']}, cache {cache.directory}"
@@ -117,7 +120,8 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             pass
 
-    def _first_registration(self, agent, retries, server):
+    def _first_registration(self, agent: HostAgent, retries: int, server: ThreadingHTTPServer) -> None:
+
         for attempt in range(max(retries, 1)):
             try:
                 agent.register()

@@ -3,10 +3,11 @@ import os
 import socket
 import threading
 import time
+from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from aggregates.demo import seed as demo
 from aggregates.mirroring import applier, outbox
@@ -39,7 +40,7 @@ class Command(BaseCommand):
         "agents reporting, and serve on ADDR (default 127.0.0.1:8000)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "addr",
             nargs="?",
@@ -48,7 +49,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--heartbeat-interval", type=float, default=10.0)
 
-    def handle(self, *args, addr, heartbeat_interval, **options):
+    def handle(self, *args: Any, addr: str | None, heartbeat_interval: float, **options: Any) -> None:
         addr = self._free_addr(addr)
         self._answer_to(addr.rpartition(":")[0])
         if not os.environ.get("CACHE_DRIVER"):
@@ -73,7 +74,7 @@ class Command(BaseCommand):
         call_command("runserver", addr, use_reloader=False, insecure_serving=True)
 
     @staticmethod
-    def _answer_to(host):
+    def _answer_to(host: str) -> None:
         """Answer to the address served on too (ALLOWED_HOSTS holds the local
         names and this machine's own by default). A wildcard address (0.0.0.0,
         ::) adds nothing: other names need ALLOWED_HOSTS or PUBLIC_URL."""
@@ -83,7 +84,7 @@ class Command(BaseCommand):
         if name.lower() not in (allowed.lower() for allowed in settings.ALLOWED_HOSTS):
             settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, name]
 
-    def _free_addr(self, addr):
+    def _free_addr(self, addr: str | None) -> str:
         """The address to serve on: the one asked for, which must be free; by
         default 127.0.0.1:8000, or the next free port when that is taken."""
         host, _, port = (addr or DEFAULT_ADDR).rpartition(":")
@@ -110,7 +111,7 @@ class Command(BaseCommand):
             )
         raise CommandError(f"Ports {port} to {int(port) + PORTS_TRIED - 1} on {host} are all taken: give a free one.")
 
-    def _agents(self, interval):
+    def _agents(self, interval: float) -> None:
         """Stand in for the demo hosts' agents: a heartbeat every ``interval``
         seconds. With no Celery worker running the beat schedule, also apply
         the pending placement requests every DRAIN_INTERVAL seconds (those

@@ -15,8 +15,9 @@ mapping) do not arise in Corral.
 
 import sys
 import traceback
+from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from aggregates.mirroring import reconciler
 from aggregates.mirroring.models import ReconciliationRun
@@ -29,7 +30,7 @@ class Command(BaseCommand):
         "with --prune, remove the stale ones (a Corral aggregate on the provider of a host that left it)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--verbose", action="store_true", help="print every aggregate, host and association")
         parser.add_argument("--dry-run", action="store_true", help="show the drift and change nothing")
         parser.add_argument(
@@ -38,7 +39,9 @@ class Command(BaseCommand):
             help="also remove associations of Corral aggregates with hosts that are not members",
         )
 
-    def handle(self, *args, verbose=False, dry_run=False, prune=False, **options):
+    def handle(
+        self, *args: Any, verbose: bool = False, dry_run: bool = False, prune: bool = False, **options: Any
+    ) -> None:
         try:
             result = reconciler.reconcile(ReconciliationRun.COMMAND, dry_run=dry_run, prune=prune)
         except Exception:  # noqa: BLE001 - nova-manage's 255 with the traceback

@@ -1,8 +1,12 @@
-"""The compute API v2.1 routes table (mounted at /compute/v2.1/): every route
-of every domain, in one place, each to its domain's view."""
+"""The compute API v2.1 routes table (mounted at /compute/v2.1/ by
+config.urls): every route of every domain, in one place, each to its
+domain's view. It lives in the URLconf layer, not in the compute API's
+framework (aggregates.compute_api), which the domains' views import."""
 
 from django.urls import path, re_path
 
+from aggregates.compute_api import versions
+from aggregates.compute_api.base import UnknownRouteView
 from aggregates.flavors import api as flavors
 from aggregates.host_aggregates import api as aggregates
 from aggregates.hosts.api import hypervisors, os_services, registrations
@@ -12,20 +16,6 @@ from aggregates.precache import api as precache
 from aggregates.scheduling import api as scheduling
 from aggregates.servers import api as servers
 from aggregates.zones import api as zones
-
-from . import versions
-from .base import ComputeAPIView
-from .errors import ApiError
-
-
-class UnknownRouteView(ComputeAPIView):
-    """Any other path under /compute/v2.1/: a Nova-style 404."""
-
-    def _not_found(self, request, *args, **kwargs):
-        raise ApiError(404, "The resource could not be found.")
-
-    get = post = put = delete = patch = _not_found
-
 
 urlpatterns = [
     path("", versions.version_v21),
@@ -69,7 +59,8 @@ urlpatterns = [
     path("servers", servers.ServerListView.as_view()),
     path("servers/detail", servers.ServerDetailListView.as_view()),
     path("servers/<str:server_id>", servers.ServerView.as_view()),
-    path("servers/<str:server_id>/action", servers.ServerActionView.as_view()),
+    # server actions, each to its domain's handler (today every one is a move)
+    path("servers/<str:server_id>/action", servers.ServerActionView.as_view(handlers=moves.ACTIONS)),
     # server moves: migrations
     path("os-migrations", moves.MigrationListView.as_view()),
     path("servers/<str:server_id>/migrations", moves.ServerMigrationListView.as_view()),
