@@ -3,7 +3,6 @@ the migration's, recorded as an audit event."""
 
 from typing import Any
 
-from aggregates.audit import services as events
 from aggregates.identity.caller import Caller
 from aggregates.moves.models import ServerMigration
 from aggregates.servers import notifications as server_notifications
@@ -12,14 +11,7 @@ from aggregates.servers.models import Server
 
 def record(caller: Caller, event_type: str, server: Server, migration: ServerMigration, **extra: Any) -> None:
     """The audit event ``event_type`` of moving ``server``: its snapshot, the migration's, and ``extra``."""
-    events.record(
-        caller,
-        event_type,
-        object_type="server",
-        object_id=server.pk or "",
-        object_uuid=server.uuid,
-        payload={**server_notifications.snapshot(server), "migration": migration_payload(migration), **extra},
-    )
+    server_notifications.record(caller, event_type, server, migration=migration_payload(migration), **extra)
 
 
 def migration_payload(migration: ServerMigration) -> dict[str, Any]:
