@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.processes
 def test_loading_the_wsgi_application_imports_every_route():
     code = (
         "import sys, config.wsgi\n"

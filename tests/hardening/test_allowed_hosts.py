@@ -162,6 +162,7 @@ def test_serve_demo_answers_to_the_address_it_serves_on(default_hosts, host, add
 # --- a real server with nothing set ----------------------------------------------------------
 
 
+@pytest.mark.processes
 def test_a_real_server_with_default_settings_refuses_a_forged_host(tmp_path):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("ALLOWED_HOSTS", "PUBLIC_URL", "DATABASE_URL")}

@@ -22,7 +22,7 @@ FIXTURE_TIERS = {
     "openstack": "cli",
     "upstream_placement": "upstream",
     "process_stack": "processes",
-    "gunicorn_server": "processes",
+    "brokerless_server": "processes",
 }
 
 
@@ -31,6 +31,10 @@ def pytest_collection_modifyitems(config, items):
         for fixture, tier in FIXTURE_TIERS.items():
             if fixture in item.fixturenames:
                 item.add_marker(tier)
+        # any_placement asks for upstream's placement by its parameter, at run time.
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("any_placement") == "upstream":
+            item.add_marker("upstream")
         if any(item.get_closest_marker(tier) for tier in TIERS):
             item.add_marker(pytest.mark.slow)
 
