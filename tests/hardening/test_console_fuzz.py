@@ -46,6 +46,7 @@ def console(db, make_host, system):
     return client, aggregate.id
 
 
+@pytest.mark.heavy
 def test_console_forms_refuse_every_hostile_post(console):
     client, agg = console
     forms = [

@@ -122,6 +122,7 @@ def compute_version(path):
     return "2.55" if path.startswith("/flavors") else None
 
 
+@pytest.mark.heavy
 def test_compute_api_refuses_every_hostile_payload(admin_api, compute_world):
     endpoints = compute_endpoints(compute_world)
     skips = {
@@ -152,6 +153,7 @@ def test_compute_api_refuses_every_hostile_payload(admin_api, compute_world):
 # --- identity -------------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 def test_identity_api_refuses_every_hostile_payload(db, token_for):
     admin = ApiClient(token_for("admin", "admin-user"))
     admin.client.raise_request_exception = False
@@ -197,6 +199,7 @@ def _placement_client():
     return send
 
 
+@pytest.mark.heavy
 def test_placement_api_refuses_every_hostile_payload(db, settings):
     settings.AUTH_STRATEGY = "noauth2"
     send = _placement_client()
@@ -284,6 +287,7 @@ def test_placement_api_refuses_every_hostile_payload(db, settings):
 # --- image ------------------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 def test_image_api_refuses_every_hostile_payload(db, token_for, tmp_path, settings):
     settings.IMAGE_STORE_DIR = tmp_path / "images"
     token = token_for("admin", "img-admin")

@@ -70,6 +70,7 @@ def files_in(store):
 # --- upload ----------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 def test_upload_streams_to_disk_and_reports_glances_hashes(member, image_store):
     image = member.create()
     total = 4 * MiB + 123

@@ -6,6 +6,8 @@ pyproject.toml):
 - ``browser``: drives Debian's chromium with Playwright.
 - ``cli``: runs the stock ``openstack`` CLI.
 - ``upstream``: runs upstream OpenStack Placement.
+- ``heavy``: sweeps hundreds of hostile payloads, races fifty boots, or
+  builds 5,000 hosts for a query-count baseline.
 
 Each marker is given by the fixture that brings the slow thing, so a new test
 cannot forget it; files that start processes by other means say so with
@@ -14,7 +16,7 @@ cannot forget it; files that start processes by other means say so with
 
 import pytest
 
-TIERS = ("processes", "browser", "cli", "upstream")
+TIERS = ("processes", "browser", "cli", "upstream", "heavy")
 
 # The fixtures that bring each slow thing.
 FIXTURE_TIERS = {
@@ -23,6 +25,7 @@ FIXTURE_TIERS = {
     "upstream_placement": "upstream",
     "process_stack": "processes",
     "brokerless_server": "processes",
+    "big_cloud": "heavy",
 }
 
 

@@ -19,6 +19,7 @@ PER_HOST = 4
 
 
 @pytest.mark.parametrize("reuse_seconds", [0, 60], ids=["fresh-decisions", "decision-reuse"])
+@pytest.mark.heavy
 def test_fifty_parallel_boots_into_room_for_forty(cloud, admin_api, settings, reuse_seconds):
     settings.SCHEDULER_DECISION_REUSE_SECONDS = reuse_seconds
     reuse.forget_all()

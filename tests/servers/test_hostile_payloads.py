@@ -2,12 +2,15 @@
 the hostile variants of the CLI's create body (tests/hardening/test_fuzz.py's
 payloads) each get a Nova 4xx fault and leave every table as it was."""
 
+import pytest
+
 from aggregates.flavors import services as flavors
 from aggregates.images.models import Image
 from tests.plugins.cloud import cli_body
 from tests.plugins.hostile_payloads import check, dump, mutations, nova_format
 
 
+@pytest.mark.heavy
 def test_create_refuses_every_hostile_payload(db, admin_api, system):
     flavor = flavors.create_flavor(system, name="m1", ram=512, vcpus=1, disk=1)
     image = Image.objects.create(name="cirros", status=Image.ACTIVE, visibility=Image.PUBLIC, size=1024)
