@@ -6,8 +6,9 @@ import pytest
 from aggregates.host_aggregates.models import AggregateHost
 from tests.helpers import run_together
 from tests.plugins.api import ApiClient
+from tests.plugins.tiers import many_connections
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True), many_connections]
 
 
 def test_racing_add_host_into_two_zones_lets_exactly_one_win(token_for, make_host):

@@ -8,6 +8,7 @@ import os
 import pytest
 import requests
 
+from tests.plugins.tiers import many_connections
 from tests.plugins.upstream_placement import free_port
 from tests.process_stack import VENV_BIN, Processes, redis_answers, serve, wait_until
 
@@ -17,8 +18,8 @@ REDIS_URL = "redis://127.0.0.1:6379/15"
 pytestmark = [
     pytest.mark.skipif(not redis_answers(), reason="Redis is not reachable on 127.0.0.1:6379"),
     pytest.mark.processes,
-    # Both tests use Redis database 15: one worker runs them in turn.
-    pytest.mark.xdist_group("redis-db-15"),
+    # Both tests use Redis database 15 (and many database connections): one at a time.
+    many_connections,
 ]
 
 

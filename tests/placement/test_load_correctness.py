@@ -7,8 +7,11 @@ import pytest
 
 from placement import standards
 from tests.helpers import run_together
+from tests.plugins.tiers import many_connections
 
 from .conftest import PlacementClient, new_uuid
+
+pytestmark = many_connections
 
 CLAIM = {"VCPU": 2, "MEMORY_MB": 1024}
 PROJECT = "race-project"

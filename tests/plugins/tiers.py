@@ -14,6 +14,8 @@ cannot forget it; files that start processes by other means say so with
 ``pytestmark``. Every marked test is also marked ``slow``: the fast tier is
 ``pytest -m "not slow"``."""
 
+import fcntl
+
 import pytest
 
 TIERS = ("processes", "browser", "cli", "upstream", "heavy")
@@ -51,3 +53,24 @@ def pytest_terminal_summary(terminalreporter):
             f"{len(skipped)} browser test(s) skipped: install Debian's chromium (apt-get install chromium) "
             "to run them; Playwright drives /usr/bin/chromium."
         )
+
+
+# Tests that open tens of database connections at once (threads racing each
+# other, a deployment in processes of its own) take turns, whichever xdist
+# workers run them: two at once would pass PostgreSQL's default limit of
+# 100 connections.
+many_connections = pytest.mark.usefixtures("one_connection_hungry_test_at_a_time")
+
+
+@pytest.fixture
+def one_connection_hungry_test_at_a_time(tmp_path_factory):
+    """An exclusive lock shared by every worker of this run (their temporary
+    directories share a parent), held for the whole test."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if base.name.startswith("popen-gw") else base
+    with open(shared / "many-database-connections.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

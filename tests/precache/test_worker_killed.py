@@ -13,6 +13,7 @@ import time
 import pytest
 import requests
 
+from tests.plugins.tiers import many_connections
 from tests.process_stack import VENV_BIN, process_stack, redis_answers, wait_until
 
 REDIS_URL = "redis://127.0.0.1:6379/3"
@@ -21,6 +22,7 @@ HOSTS = ("wk-1", "wk-2", "wk-3", "wk-4")
 pytestmark = [
     pytest.mark.skipif(not redis_answers(), reason="Redis is not reachable on 127.0.0.1:6379"),
     pytest.mark.processes,
+    many_connections,
 ]
 
 SETUP = """

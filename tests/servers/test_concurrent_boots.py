@@ -12,6 +12,9 @@ from aggregates.scheduling.models import SchedulingDecision
 from aggregates.servers.models import Server
 from tests.helpers import run_together
 from tests.plugins.cloud import cli_body
+from tests.plugins.tiers import many_connections
+
+pytestmark = many_connections
 
 BOOTS = 50
 HOSTS = 10
