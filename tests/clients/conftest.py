@@ -1,6 +1,6 @@
 """The stock CLI's tests (the ``openstack`` fixture is the plugin
-tests/plugins/openstack_cli.py): Corral's own placement in process, and a
-server's allocations read from it."""
+tests/plugins/openstack_cli.py): Corral's own placement in process, read with
+a fresh service token."""
 
 import pytest
 
@@ -15,7 +15,3 @@ def own_placement(openstack, settings):
     service_token.forget_service_token()
     sync_standard_names()  # a transactional test starts from empty tables
     return placement_client.client()
-
-
-def allocations(server_uuid):
-    return placement_client.client().consumer_allocations(server_uuid)["allocations"]

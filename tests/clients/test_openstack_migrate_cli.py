@@ -9,7 +9,7 @@ from aggregates.hosts.models import Service
 from aggregates.images.models import Image
 from aggregates.moves.models import ServerMigration
 from aggregates.servers.models import Server
-from tests.clients.conftest import allocations
+from tests.plugins.cloud import Cloud
 from tests.plugins.openstack_cli import run_json
 
 
@@ -35,7 +35,7 @@ def test_server_migrate_live_cold_confirm_and_list(openstack, own_placement, mak
     assert "Complete" in stdout, stdout
     shown = run_json(openstack, "server", "show", "vm1")
     assert shown["status"] == "ACTIVE" and shown["OS-EXT-SRV-ATTR:host"] == target
-    assert list(allocations(server.uuid)) == [str(nodes[target].uuid)]
+    assert list(Cloud.allocations(server.uuid)) == [str(nodes[target].uuid)]
     assert usages(own_placement, nodes[first])["VCPU"] == 0
 
     returncode, stdout, stderr = openstack("server", "migrate", "--wait", "vm1")

@@ -7,7 +7,7 @@ from aggregates.flavors import services as flavors
 from aggregates.host_aggregates import services as aggregates
 from aggregates.images.models import Image
 from aggregates.servers.models import Server
-from tests.clients.conftest import allocations
+from tests.plugins.cloud import Cloud
 from tests.plugins.openstack_cli import run_json
 
 
@@ -49,7 +49,7 @@ def test_server_create_list_show_delete(openstack, own_placement, make_host, sys
     assert created["flavor"]["original_name"] == "m1.tiny"
     assert created["image"] == f"cirros ({image.id})"
     assert created["pinned_availability_zone"] == "az1"
-    assert list(allocations(server.uuid)) == [str(node.uuid)]
+    assert list(Cloud.allocations(server.uuid)) == [str(node.uuid)]
 
     (listed,) = run_json(openstack, "server", "list", "--long")
     assert listed == {
@@ -76,7 +76,7 @@ def test_server_create_list_show_delete(openstack, own_placement, make_host, sys
 
     returncode, stdout, stderr = openstack("server", "delete", "--wait", "vm1")
     assert returncode == 0, stderr
-    assert allocations(server.uuid) == {}
+    assert Cloud.allocations(server.uuid) == {}
     assert run_json(openstack, "server", "list") == []
     server.refresh_from_db()
     assert server.vm_state == "deleted"
