@@ -13,7 +13,7 @@ from django.utils import timezone
 from aggregates.audit import services as events
 from aggregates.errors import Conflict, Invalid, ServiceError, Unavailable
 from aggregates.identity.caller import Caller
-from aggregates.moves import checks, notifications, running, states
+from aggregates.moves import checks, notifications, states
 from aggregates.moves.models import ServerMigration
 from aggregates.placement_client import PlacementError
 from aggregates.scheduling import services as scheduling
@@ -80,7 +80,7 @@ def confirm_resizes(now: datetime | None = None) -> int:
     caller = Caller.system("corral-confirm-resizes")
     finished = ServerMigration.objects.filter(migration_type=states.COLD, status=ServerMigration.FINISHED)
     for migration in list(finished.filter(server__vm_state=Server.DELETED)):
-        running.release_quietly(str(migration.uuid))
+        scheduling.release_quietly(str(migration.uuid))
         ServerMigration.objects.filter(pk=migration.pk, status=ServerMigration.FINISHED).update(
             status=ServerMigration.CONFIRMED, updated_at=now
         )

@@ -17,7 +17,6 @@ from aggregates.hosts.models import ComputeNode
 from aggregates.identity.caller import Caller
 from aggregates.moves import notifications, states
 from aggregates.moves.models import ServerMigration
-from aggregates.placement_client import PlacementError
 from aggregates.scheduling import services as scheduling
 from aggregates.servers import build
 from aggregates.servers.models import Server
@@ -161,16 +160,8 @@ def finish(
             notifications.record(caller, f"{states.EVENT[kind]}.error", server, migration)
         outcome = _outcome(migration, moved, migration.dest_compute if moved else None)
     for consumer_uuid in release_after:
-        release_quietly(consumer_uuid)
+        scheduling.release_quietly(consumer_uuid)
     return outcome
-
-
-def release_quietly(consumer_uuid: str) -> None:
-    """Release what ``consumer_uuid`` holds in placement; a failure is logged."""
-    try:
-        scheduling.release(consumer_uuid)
-    except (PlacementError, NotImplementedError):
-        log.exception("could not release the allocations of %s", consumer_uuid)
 
 
 def fail(migration_pk: int, message: str) -> None:

@@ -414,6 +414,15 @@ def release(consumer_uuid: str) -> None:
     client().release(consumer_uuid)
 
 
+def release_quietly(consumer_uuid: str) -> None:
+    """``release``, for work already committed (a failed build, a move's
+    leftovers): a failure is logged; the periodic tasks take it up."""
+    try:
+        release(consumer_uuid)
+    except (PlacementError, NotImplementedError):
+        log.exception("could not release the allocations of %s", consumer_uuid)
+
+
 __all__ = [
     "PlacementError",
     "Placed",
@@ -421,6 +430,7 @@ __all__ = [
     "explain",
     "explain_request",
     "release",
+    "release_quietly",
     "request_spec_for",
     "schedule_and_claim",
 ]

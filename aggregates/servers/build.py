@@ -18,7 +18,6 @@ from django.utils import timezone
 from aggregates.flavors.models import Flavor
 from aggregates.identity.caller import Caller
 from aggregates.images.models import Image
-from aggregates.placement_client import PlacementError
 from aggregates.scheduling import boot_request
 from aggregates.scheduling import services as scheduling
 from aggregates.servers import notifications
@@ -78,13 +77,6 @@ def _fault(message: str, details: str) -> dict[str, Any]:
     }
 
 
-def _release_quietly(consumer_uuid: str) -> None:
-    try:
-        scheduling.release(consumer_uuid)
-    except (PlacementError, NotImplementedError):
-        log.exception("could not release the allocations of %s", consumer_uuid)
-
-
 def build_servers(reservation_id: str) -> dict[str, int]:
     """Schedule and claim the reservation's servers still in BUILD, then mark
     each ACTIVE on its host or ERROR with Nova's fault. Returns counts."""
@@ -121,7 +113,7 @@ def build_servers(reservation_id: str) -> dict[str, int]:
         except Exception as exc:
             log.exception("scheduling reservation %s failed", reservation_id)
             for consumer_uuid in uuids:  # claims made before the failure (deleting none is fine)
-                _release_quietly(consumer_uuid)
+                scheduling.release_quietly(consumer_uuid)
             message, details = f"Build of the servers failed: {exc}", f"{type(exc).__name__}: {exc}"
         else:
             decision = result.decision
@@ -133,12 +125,12 @@ def build_servers(reservation_id: str) -> dict[str, int]:
             minimum = int(request.get("min_count") or 1)
             if len(placed) < minimum:
                 for consumer_uuid in placed:
-                    _release_quietly(consumer_uuid)
+                    scheduling.release_quietly(consumer_uuid)
                 placed = {}
             failed = set(uuids) - set(placed)
     gone = _finish_build(servers, placed, failed, message, details, decision)
     for consumer_uuid in gone:
-        _release_quietly(consumer_uuid)
+        scheduling.release_quietly(consumer_uuid)
     return {"active": len(placed) - len(gone), "error": len(failed)}
 
 
