@@ -67,6 +67,7 @@ urlpatterns = [
     path("servers/<str:server_id>/migrations/<str:migration_id>", moves.ServerMigrationView.as_view()),
     # scheduling explanations (Corral's own)
     path("os-scheduler-explain", scheduling.SchedulerExplainView.as_view()),
+    path("os-scheduler-explain/servers/<str:server_id>", scheduling.ServerDecisionView.as_view()),
     path("os-scheduler-explain/<str:decision_id>", scheduling.SchedulingDecisionView.as_view()),
 ]
 

@@ -1,5 +1,6 @@
 """``/os-scheduler-explain`` (Corral's own, admin only): why each host would
-or would not take a boot now, and the stored explanation of a past decision."""
+or would not take a boot now, and the stored explanation of a past decision,
+by its id or by the server it placed."""
 
 import uuid
 from typing import Any
@@ -56,3 +57,12 @@ class SchedulingDecisionView(ComputeAPIView):
         if decision is None:
             raise ApiError(404, f"Scheduling decision {decision_id} could not be found.")
         return Response(explanation_body(decision))
+
+
+class ServerDecisionView(ComputeAPIView):
+    """GET /os-scheduler-explain/servers/{server_id}: the stored decision of
+    the server's last scheduling (the decision a server show's Link names)."""
+
+    def get(self, request: ComputeRequest, server_id: str) -> Response:
+        enforce(request, POLICY)
+        return Response(explanation_body(service.decision_of_server(server_id)))

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 
-from aggregates.errors import Unavailable
+from aggregates.errors import NotFound, Unavailable
 from aggregates.flavors.models import Flavor
 from aggregates.identity.caller import Caller
 from aggregates.images.models import Image
@@ -406,6 +406,23 @@ def explain_request(
         num_instances=num_instances,
     )
     return explain(spec)
+
+
+def decision_of_server(server_uuid: str) -> SchedulingDecision:
+    """The stored decision of a server's last scheduling (its build, or its
+    last move); 404 for a server that does not exist (or is deleted) and for
+    one not scheduled yet."""
+    parsed = boot_request.parse_uuid(server_uuid)
+    server = (
+        Server.objects.select_related("decision").filter(uuid=parsed, deleted_at__isnull=True).first()
+        if parsed
+        else None
+    )
+    if server is None or server.vm_state == Server.DELETED:
+        raise NotFound(f"Instance {server_uuid} could not be found.")
+    if server.decision is None:
+        raise NotFound(f"Server {server_uuid} has no scheduling decision.")
+    return server.decision
 
 
 def release(consumer_uuid: str) -> None:

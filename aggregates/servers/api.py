@@ -173,7 +173,9 @@ class ServerView(ComputeAPIView):
     def get(self, request: ComputeRequest, server_id: str) -> Response:
         query_params(request, schemas.server_show_query(request.version))
         caller = caller_of(request)
-        return Response(serializers.server_body(request, service.get_server(caller, server_id), caller))
+        server = service.get_server(caller, server_id)
+        link = serializers.decision_link(request, server, caller)
+        return Response(serializers.server_body(request, server, caller), headers={"Link": link} if link else None)
 
     def delete(self, request: ComputeRequest, server_id: str) -> Response:
         service.delete_server(caller_of(request), server_id)

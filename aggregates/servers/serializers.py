@@ -8,10 +8,11 @@ from hashlib import sha224
 from typing import Any
 from urllib.parse import urlencode
 
+from aggregates.compute_api.auth import allowed
 from aggregates.compute_api.base import isotime
 from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.identity.caller import Caller
-from aggregates.scheduling.models import SchedulingDecision
+from aggregates.scheduling.api import POLICY as EXPLAIN_POLICY
 from aggregates.servers import services as service
 from aggregates.servers.models import Server, status_of
 from config.public_url import public_base
@@ -49,11 +50,15 @@ def server_links(request: ComputeRequest, server_uuid: uuid.UUID) -> list[dict[s
     ]
 
 
-def decision_link(request: ComputeRequest, decision: SchedulingDecision) -> dict[str, str]:
-    return {
-        "id": str(decision.uuid),
-        "href": f"{public_base(request)}/compute/v2.1/os-scheduler-explain/{decision.uuid}",
-    }
+def decision_link(request: ComputeRequest, server: Server, caller: Caller) -> str | None:
+    """The ``Link`` header of a server show naming the stored explanation of
+    the server's scheduling (Corral's own os-scheduler-explain), for callers
+    that may read it; None otherwise. Nova's body itself carries nothing of
+    Corral's."""
+    if server.decision_id is None or server.decision is None or not allowed(caller, EXPLAIN_POLICY):
+        return None
+    href = f"{public_base(request)}/compute/v2.1/os-scheduler-explain/{server.decision.uuid}"
+    return f'<{href}>; rel="related"; title="scheduling decision"'
 
 
 def _image(request: ComputeRequest, server: Server) -> dict[str, Any] | str:
@@ -184,8 +189,6 @@ def server_detail(
         body["pinned_availability_zone"] = server.pinned_availability_zone
     if version >= (2, 100):
         body["scheduler_hints"] = _scheduler_hints(server)
-    if is_admin and server.decision_id is not None and server.decision is not None:
-        body["corral:scheduling_decision"] = decision_link(request, server.decision)
     return body
 
 

@@ -164,3 +164,34 @@ def test_image_type_support_prefilter(cloud, admin_api, settings, tmp_path):
     assert explanation["chosen"] == ["vmw1"]
     assert rows["kvm1"]["filter"] == "require_image_type_support"
     assert "vmdk" in rows["kvm1"]["reason"]
+
+
+def test_a_servers_decision_is_read_by_the_server_id(cloud, admin_api, member_api):
+    """GET /os-scheduler-explain/servers/{server_id}: the stored decision of a
+    server's build, for admins; the server show's Link header names it too."""
+    from aggregates.servers.models import Server
+
+    cloud.hosts("s1")
+    flavor, image = cloud.flavor("small"), cloud.image()
+    body = {"server": {"name": "vm1", "imageRef": str(image.id), "flavorRef": flavor.flavorid, "networks": "none"}}
+    server_id = admin_api.post("/servers", body, version="2.37").json()["server"]["id"]
+    decision = Server.objects.get().decision
+
+    by_server = admin_api.get(f"/os-scheduler-explain/servers/{server_id}")
+    assert by_server.status_code == 200, by_server.content
+    assert by_server.json() == admin_api.get(f"/os-scheduler-explain/{decision.uuid}").json()
+    assert by_server.json()["explanation"]["id"] == str(decision.uuid)
+    assert by_server.json()["explanation"]["chosen"] == ["s1"]
+    link = admin_api.get(f"/servers/{server_id}")["Link"]
+    assert link.startswith(f"<http://testserver/compute/v2.1/os-scheduler-explain/{decision.uuid}>;")
+
+    fault(member_api.get(f"/os-scheduler-explain/servers/{server_id}"), 403, "forbidden")
+    unknown = "0b5a5a36-5c5e-4c4e-9d0a-1f3f2e2d1c0b"
+    assert fault(admin_api.get(f"/os-scheduler-explain/servers/{unknown}"), 404, "itemNotFound") == (
+        f"Instance {unknown} could not be found."
+    )
+    fault(admin_api.get("/os-scheduler-explain/servers/not-a-uuid"), 404, "itemNotFound")
+    Server.objects.update(decision=None)  # a server not scheduled yet
+    assert fault(admin_api.get(f"/os-scheduler-explain/servers/{server_id}"), 404, "itemNotFound") == (
+        f"Server {server_id} has no scheduling decision."
+    )

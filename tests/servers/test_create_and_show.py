@@ -45,10 +45,6 @@ def test_cli_create_body_builds_an_active_server_with_its_allocation(cloud, admi
     assert shown["OS-EXT-SRV-ATTR:host"] == "h1"
     assert shown["OS-EXT-SRV-ATTR:hypervisor_hostname"] == "h1"
     assert shown["OS-EXT-AZ:availability_zone"] == "nova"
-    assert shown["corral:scheduling_decision"]["id"] == str(server.decision.uuid)
-    assert shown["corral:scheduling_decision"]["href"].endswith(
-        f"/compute/v2.1/os-scheduler-explain/{server.decision.uuid}"
-    )
     assert server.decision.outcome == SchedulingDecision.CHOSEN
 
 
@@ -105,7 +101,6 @@ def test_show_at_2_100_has_every_field(cloud, admin_api):
         "locked_reason",
         "pinned_availability_zone",
         "scheduler_hints",
-        "corral:scheduling_decision",
     }
     assert shown["flavor"] == {
         "vcpus": 1,
@@ -161,3 +156,50 @@ def test_show_before_2_47_has_the_flavor_link_and_at_2_1_no_later_fields(cloud, 
     assert "OS-EXT-SRV-ATTR:host" in at_21 and "OS-EXT-SRV-ATTR:reservation_id" not in at_21
     at_247 = admin_api.get(f"/servers/{server_id}", version="2.47").json()["server"]
     assert at_247["flavor"]["original_name"] == "m1.small" and "id" not in at_247["flavor"]
+
+
+# Every microversion the server tests use, and each at which a server body changes.
+BODY_VERSIONS = (
+    "2.1 2.3 2.9 2.16 2.19 2.22 2.23 2.26 2.27 2.30 2.36 2.42 2.43 2.46 2.47 2.52 2.53 2.56 2.58 2.59 "
+    "2.63 2.71 2.73 2.74 2.75 2.79 2.80 2.87 2.88 2.90 2.94 2.95 2.96 2.98 2.100 2.102 2.104"
+).split()
+
+
+def keys_of(value):
+    """Every key of every object in a JSON value, however deep."""
+    found, stack = [], [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def test_no_corral_key_in_any_server_body_at_any_microversion(cloud, admin_api, member_api):
+    """Nova's server bodies carry nothing of Corral's (clients validate them
+    against Nova's schema): not for admins, not for a server whose build
+    failed, at no microversion."""
+    cloud.host("h1", vcpus=2)
+    flavor, huge, image = cloud.flavor(), cloud.flavor("huge", vcpus=64), cloud.image()
+    active = boot(admin_api, cli_body(flavor, image, name="active")).json()["server"]["id"]
+    failed = boot(admin_api, cli_body(huge, image, name="failed")).json()["server"]["id"]
+    members = boot(member_api, cli_body(flavor, image, name="members")).json()["server"]["id"]
+    assert Server.objects.filter(decision__isnull=False).count() == 3
+    requests = [
+        (admin_api, f"/servers/{active}"),
+        (admin_api, f"/servers/{failed}"),
+        (admin_api, "/servers?all_tenants=1"),
+        (admin_api, "/servers/detail?all_tenants=1"),
+        (member_api, f"/servers/{members}"),
+        (member_api, "/servers"),
+        (member_api, "/servers/detail"),
+    ]
+    for version in BODY_VERSIONS:
+        for api, path in requests:
+            response = api.get(path, version=version)
+            assert response.status_code == 200, (version, path, response.content)
+            corral_keys = [key for key in keys_of(response.json()) if key.startswith("corral:")]
+            assert corral_keys == [], (version, path)

@@ -15,7 +15,6 @@ ADMIN_ONLY = {
     "OS-EXT-SRV-ATTR:root_device_name",
     "OS-EXT-SRV-ATTR:user_data",
     "host_status",
-    "corral:scheduling_decision",
 }
 
 
