@@ -84,7 +84,9 @@ def _server_query(request: ComputeRequest, caller: Caller) -> service.ServerQuer
         params = {name: value for name, value in params.items() if name in allowed}
     query = service.ServerQuery()
     if "all_tenants" in params:
-        query.all_tenants = _strict_bool("all_tenants", params["all_tenants"])
+        # Nova's is_all_tenants: given without a value, it asks for every project.
+        value = params["all_tenants"]
+        query.all_tenants = value == "" or _strict_bool("all_tenants", value)
     query.project_id = params.get("project_id") or params.get("tenant_id")
     query.name = params.get("name", params.get("display_name"))
     if "status" in params:

@@ -159,3 +159,21 @@ def test_status_filters_follow_novas_state_map(cloud, admin_api, admin_client):
         assert [(s["name"], s["status"]) for s in listed] == [(name, status)], status
         page = admin_client.get(f"/servers/?status={status}").content.decode()
         assert f">{name}<" in page and all(f">{other}<" not in page for other in ids if other != name), status
+
+
+def test_an_empty_all_tenants_means_every_project_as_in_nova(cloud, admin_api, token_for):
+    """Nova's is_all_tenants: ``all_tenants=`` (no value) asks for every
+    project; a value is read strictly (true-ish, false-ish, else 400)."""
+    cloud.host("h1")
+    flavor, image = cloud.flavor(), cloud.image()
+    alice = ApiClient(token_for("member", "alice", "project-a"))
+    theirs = boot(alice, flavor, image, "alice-vm")
+    for path in ("/servers/detail", "/servers"):
+        everyone = admin_api.get(f"{path}?all_tenants=", version=V)
+        assert everyone.status_code == 200, everyone.content
+        assert [item["id"] for item in everyone.json()["servers"]] == [theirs]
+        assert admin_api.get(f"{path}?all_tenants=false", version=V).json()["servers"] == []
+        assert "Unrecognized value 'maybe'" in fault(
+            admin_api.get(f"{path}?all_tenants=maybe", version=V), 400, "badRequest"
+        )
+    assert "get_all_tenants" in fault(alice.get("/servers/detail?all_tenants=", version=V), 403, "forbidden")
