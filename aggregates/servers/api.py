@@ -157,6 +157,9 @@ class ServerListView(ComputeAPIView):
             trusted_image_certificates=server.get("trusted_image_certificates") if version >= (2, 63) else None,
             tags=server.get("tags") or () if version >= (2, 52) else (),
             key_name=server.get("key_name"),
+            access_ip_v4=server.get("accessIPv4"),
+            access_ip_v6=server.get("accessIPv6"),
+            config_drive=server.get("config_drive"),
         )
         if server.get("return_reservation_id") is not None and str(server["return_reservation_id"]).lower() in TRUE:
             return Response(serializers.reservation_body(created), status=202)

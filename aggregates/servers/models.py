@@ -47,6 +47,11 @@ class Server(models.Model):
     task_state = models.CharField(max_length=30, null=True, blank=True)
     power_state = models.IntegerField(default=0)
     metadata = models.JSONField(default=dict, blank=True)
+    # Given at create, shown as Nova shows its columns: the addresses' canonical
+    # text ("" when none), config_drive "True" when one was asked for, else "".
+    access_ip_v4 = models.CharField(max_length=45, blank=True, default="")
+    access_ip_v6 = models.CharField(max_length=45, blank=True, default="")
+    config_drive = models.CharField(max_length=255, blank=True, default="")
     scheduler_hints = models.JSONField(default=dict, blank=True)
     # What the build needs to schedule again after a restart: the requested
     # zone/host/node forms, the number of instances asked for together.

@@ -120,8 +120,8 @@ def server_detail(
     status = status_of(server)
     extra = server.build_request or {}
     body: dict[str, Any] = {
-        "accessIPv4": "",
-        "accessIPv6": "",
+        "accessIPv4": server.access_ip_v4,
+        "accessIPv6": server.access_ip_v6,
         "addresses": {},
         "created": nova_time(server.created_at),
         "flavor": _flavor(request, server),
@@ -144,7 +144,7 @@ def server_detail(
     if status in PROGRESS_STATUSES:
         body["progress"] = 0
     body["OS-EXT-AZ:availability_zone"] = server.availability_zone or ""
-    body["config_drive"] = ""
+    body["config_drive"] = server.config_drive
     body["key_name"] = None
     body["OS-SRV-USG:launched_at"] = isotime(server.launched_at)
     body["OS-SRV-USG:terminated_at"] = isotime(server.terminated_at)

@@ -13,6 +13,7 @@ Rules kept here:
   allocations) is never called with a transaction open.
 """
 
+import ipaddress
 import operator
 import random
 import re
@@ -38,7 +39,7 @@ from aggregates.identity.caller import Caller
 from aggregates.scheduling import boot_request
 from aggregates.servers import build, deletion, notifications
 from aggregates.servers.models import Server, status_q
-from aggregates.value_schemas import MAX_INT
+from aggregates.value_schemas import MAX_INT, to_bool
 
 # Nova's [quota] metadata_items.
 MAX_METADATA_ITEMS = 128
@@ -296,6 +297,30 @@ def _count(value: int | str | None, default: int, field_name: str) -> int:
     return number
 
 
+def _access_ip(value: str | None, version: int, field_name: str) -> str:
+    """An access address as Nova stores it (its IP columns): the canonical
+    text of an IPv4 or IPv6 address, "" when none was given."""
+    if value is None:
+        return ""
+    try:
+        address = ipaddress.ip_address(value)
+    except ValueError:
+        address = None
+    if address is None or address.version != version:
+        raise Invalid(
+            f"Invalid input for field/attribute {field_name}. Value: {value}. '{value}' is not a 'ipv{version}'",
+            field=field_name,
+        )
+    return str(address)
+
+
+def _config_drive(value: bool | str | None) -> str:
+    """Nova's config_drive column: "True" when a config drive was asked for, else ""."""
+    if value is None or value == "":
+        return ""
+    return "True" if to_bool(value) else ""
+
+
 def _reservation_id() -> str:
     return "r-" + "".join(random.choices(string.ascii_lowercase + string.digits, k=8))
 
@@ -337,6 +362,9 @@ def create_servers(
     trusted_image_certificates: list[str] | None = None,
     tags: Sequence[str] = (),
     key_name: str | None = None,
+    access_ip_v4: str | None = None,
+    access_ip_v6: str | None = None,
+    config_drive: bool | str | None = None,
 ) -> CreatedServers:
     """Nova's POST /servers after its schema: checks in Nova's order, then
     min_count..max_count rows in BUILD and the audit event in one
@@ -376,6 +404,7 @@ def create_servers(
         boot_request.check_zone(zone, forced_host)
         if key_name is not None:
             raise Invalid("Invalid key_name provided.", field="key_name")  # Corral keeps no key pairs
+        access_ips = _access_ip(access_ip_v4, 4, "accessIPv4"), _access_ip(access_ip_v6, 6, "accessIPv6")
         metadata = dict(metadata or {})
         if len(metadata) > MAX_METADATA_ITEMS:
             raise Forbidden(f"Maximum number of metadata items exceeds {MAX_METADATA_ITEMS}")
@@ -415,6 +444,9 @@ def create_servers(
                     task_state=Server.SCHEDULING,
                     power_state=Server.POWER_NOSTATE,
                     metadata=metadata,
+                    access_ip_v4=access_ips[0],
+                    access_ip_v6=access_ips[1],
+                    config_drive=_config_drive(config_drive),
                     scheduler_hints=hints,
                     build_request=build_request,
                     reservation_id=reservation_id,

@@ -98,6 +98,12 @@ def test_host_forms_are_for_admins(setup, member_api, zone):
         ({"description": "d" * 256}, "description"),
         ({"block_device_mapping_v2": [{"source_type": "image", "colour": "red"}]}, "0"),
         ({"block_device_mapping_v2": [{"source_type": "tape"}]}, "source_type"),
+        ({"accessIPv4": "10.0.0.256"}, "accessIPv4"),
+        ({"accessIPv4": "2001:db8::1"}, "accessIPv4"),
+        ({"accessIPv4": 167772161}, "accessIPv4"),
+        ({"accessIPv6": "10.0.0.1"}, "accessIPv6"),
+        ({"accessIPv6": "2001:db8::g"}, "accessIPv6"),
+        ({"config_drive": "maybe"}, "config_drive"),
     ],
 )
 def test_wrong_types(setup, admin_api, change, field):

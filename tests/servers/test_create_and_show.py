@@ -3,6 +3,8 @@ ACTIVE on a host with its allocation in placement, shown as Nova shows it."""
 
 import re
 
+import pytest
+
 from aggregates.scheduling.models import SchedulingDecision
 from aggregates.servers.models import Server
 from tests.plugins.cloud import cli_body
@@ -203,3 +205,43 @@ def test_no_corral_key_in_any_server_body_at_any_microversion(cloud, admin_api, 
             assert response.status_code == 200, (version, path, response.content)
             corral_keys = [key for key in keys_of(response.json()) if key.startswith("corral:")]
             assert corral_keys == [], (version, path)
+
+
+def test_access_ips_and_config_drive_are_shown_as_given(cloud, admin_api):
+    """accessIPv4/accessIPv6 are stored and shown as Nova shows them (its IP
+    columns: the address's canonical text); config_drive is Nova's string
+    column: "True" when one was asked for, else ""."""
+    cloud.host("h1")
+    flavor, image = cloud.flavor(), cloud.image()
+    body = cli_body(flavor, image, accessIPv4="192.0.2.10", accessIPv6="2001:DB8::0001", config_drive=True)
+    created = boot(admin_api, body).json()["server"]
+    assert set(created) == {"id", "links", "OS-DCF:diskConfig", "security_groups", "adminPass"}  # as Nova's
+    plain = boot(admin_api, cli_body(flavor, image, name="plain")).json()["server"]["id"]
+    for version in ("2.1", "2.47", V):
+        shown = admin_api.get(f"/servers/{created['id']}", version=version).json()["server"]
+        fields = (shown["accessIPv4"], shown["accessIPv6"], shown["config_drive"])
+        assert fields == ("192.0.2.10", "2001:db8::1", "True")
+        listed = {item["id"]: item for item in admin_api.get("/servers/detail", version=version).json()["servers"]}
+        assert (listed[created["id"]]["accessIPv4"], listed[created["id"]]["config_drive"]) == ("192.0.2.10", "True")
+        assert listed[created["id"]]["accessIPv6"] == "2001:db8::1"
+        assert (listed[plain]["accessIPv4"], listed[plain]["accessIPv6"], listed[plain]["config_drive"]) == ("", "", "")
+
+
+@pytest.mark.parametrize(
+    "given, shown",
+    [
+        (True, "True"),
+        ("true", "True"),
+        ("YES", "True"),
+        ("1", "True"),
+        ("On", "True"),
+        (False, ""),
+        ("no", ""),
+        ("0", ""),
+    ],
+)
+def test_config_drive_values_as_nova_reads_them(cloud, admin_api, given, shown):
+    cloud.host("h1")
+    flavor, image = cloud.flavor(), cloud.image()
+    server_id = boot(admin_api, cli_body(flavor, image, config_drive=given)).json()["server"]["id"]
+    assert admin_api.get(f"/servers/{server_id}", version=V).json()["server"]["config_drive"] == shown
