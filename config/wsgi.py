@@ -2,8 +2,12 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from config.chunked import WholeBodies
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-application = get_wsgi_application()
+# Served by gunicorn and by serve_demo's development server (WSGI_APPLICATION)
+# alike: chunked request bodies are read whole, or refused, never taken as empty.
+application = WholeBodies(get_wsgi_application())
 
 
 def _warm_up() -> None:

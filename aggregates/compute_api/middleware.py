@@ -1,11 +1,14 @@
 """Request ids, as OpenStack services hand them out, and the last line of
 defence of the APIs: a server error Django itself renders (an HTML "Server
-Error (500)") becomes a JSON body in the format of the API that was called."""
+Error (500)") becomes a JSON body in the format of the API that was called,
+and so does the 411 of a chunked body the server cannot read
+(config/chunked.py)."""
 
 import json
 import logging
 import uuid
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -13,7 +16,9 @@ from django.core.exceptions import DisallowedHost, RequestDataTooBig, TooManyFie
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.http.response import HttpResponseBase
 
-from config import json_bodies
+from config import chunked, json_bodies
+
+from .errors import fault_body
 
 if TYPE_CHECKING:
 
@@ -46,16 +51,17 @@ def _api_of(path: str) -> str | None:
 
 
 def _error_body(api: str, status: int, request_id: str, message: str = GENERIC) -> dict[str, Any]:
-    """A 500 (``computeFault``) or a 400 (``badRequest``) in ``api``'s format."""
-    title = "Bad Request" if status == 400 else "Internal Server Error"
+    """An error (a 400, 411 or 500) in ``api``'s format (Nova: ``badRequest``,
+    ``computeFault`` for the others)."""
+    title = HTTPStatus(status).phrase
     if api == "compute":
-        return {"badRequest" if status == 400 else "computeFault": {"code": status, "message": message}}
+        return fault_body(status, message)
     if api == "identity":
         return {"error": {"code": status, "title": title, "message": message}}
     if api == "image":
         return {"message": f"{message}<br /><br />\n\n\n", "code": f"{status} {title}", "title": title}
     error: dict[str, Any] = {"status": status, "title": title, "detail": message, "request_id": request_id}
-    if status == 400:
+    if status < 500:
         error["code"] = "placement.undefined_code"
     return {"errors": [error]}
 
@@ -73,7 +79,12 @@ class RequestIdMiddleware:
 
     def __call__(self, request: RequestWithId) -> HttpResponseBase:
         request.request_id = new_request_id()
-        response = self._refused_host(request) or self._refused_form(request) or self.get_response(request)
+        response = (
+            self._refused_host(request)
+            or self._refused_length(request)
+            or self._refused_form(request)
+            or self.get_response(request)
+        )
         if response.status_code >= 500:
             response = self._api_error(request, response)
         response.headers.setdefault("X-OpenStack-Request-ID", request.request_id)
@@ -96,6 +107,20 @@ class RequestIdMiddleware:
             body = json.dumps(_error_body(api, 400, request.request_id, message))
             return HttpResponse(body, status=400, content_type="application/json")
         return None
+
+    @staticmethod
+    def _refused_length(request: RequestWithId) -> HttpResponse | None:
+        """A chunked body this server cannot read to its end (config/chunked.py):
+        411 before any view could take it for an empty body, in the called
+        API's JSON format."""
+        if not request.META.get(chunked.LENGTH_REQUIRED):
+            return None
+        message = "This server cannot read a chunked request body: send the body with a Content-Length."
+        api = _api_of(request.path)
+        if api is None:
+            return HttpResponse(message, status=411, content_type="text/plain")
+        body = json.dumps(_error_body(api, 411, request.request_id, message))
+        return HttpResponse(body, status=411, content_type="application/json")
 
     @staticmethod
     def _refused_form(request: HttpRequest) -> HttpResponse | None:

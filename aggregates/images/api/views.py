@@ -295,8 +295,9 @@ def _declared_size(request: HttpRequest) -> int | None:
 
 def body_chunks(request: HttpRequest) -> Iterator[bytes]:
     """The request body, streamed: Content-Length bytes, or with a chunked
-    body (no Content-Length; WSGI servers such as gunicorn de-chunk it) all
-    of the server's input stream."""
+    body (no Content-Length) all of the input stream. Served through
+    config.wsgi, a chunked body arrives with its length already
+    (config/chunked.py reads it whole, or it was refused with 411)."""
     content_length = request.headers.get("Content-Length")
     if content_length in (None, "") and "chunked" in request.headers.get("Transfer-Encoding", "").lower():
         return storage.chunks_of(request.META["wsgi.input"].read, None)
