@@ -9,12 +9,22 @@ The change is committed already, so a failure here never fails the
 request: it is logged, and the periodic task that finds work left behind
 (the outbox drain, resume_builds, the job drain...) takes it up.
 
+Work that calls placement (``outbound``) never holds a request longer than
+FOLLOW_UP_WAIT_SECONDS: it runs in a thread of its own, which the request
+waits for that long, and goes on after the response when placement is
+slow, down, or this very server (PLACEMENT_URL naming Corral itself, whose
+workers may all be busy waiting). Its record (the outbox row, the server in
+BUILD, the migration) is committed already; if the process stops first,
+the catch-up takes the work up. The thread is not a daemon: a management
+command ends once its work is done.
+
 Without a broker there is no beat to run those periodic tasks either: each
 is then a ``CatchUp`` that this process runs after its own follow-up work,
 at most once per its interval, one thread at a time, never inside a
 transaction.
 """
 
+import contextvars
 import logging
 import threading
 import time
@@ -22,6 +32,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from celery import current_app
+from django.conf import settings
 from django.db import connection, transaction
 
 log = logging.getLogger(__name__)
@@ -45,26 +56,43 @@ def dispatch(
     failure: str,
     send: Callable[[], object] | None = None,
     thread: str = "",
+    outbound: str = "",
     if_failed: Callable[[], object] | None = None,
 ) -> Callable[[], None]:
     """Once the current transaction commits (at once when none is open):
     ``send`` the work to a worker when there is a broker, else run it
     ``here``, in this thread or, given a ``thread`` name, in a thread of its
-    own (which closes its database connection when done). Without ``send``
-    the work runs here whatever the broker. When sending or running fails,
-    ``failure`` is logged with the error and ``if_failed`` runs. Returns the
-    hook registered (``is_pending`` tells whether it is still to run)."""
+    own (which closes its database connection when done). Work that calls
+    placement names its thread as ``outbound``: the request waits for it at
+    most FOLLOW_UP_WAIT_SECONDS (see the module's docstring). Without
+    ``send`` the work runs here whatever the broker. When sending or running
+    fails, ``failure`` is logged with the error and ``if_failed`` runs.
+    Returns the hook registered (``is_pending`` tells whether it is still
+    to run)."""
 
     def hook() -> None:
         try:
             if send is not None and not without_broker():
                 send()
             elif thread:
-                threading.Thread(target=_in_thread, name=thread, daemon=True).start()
+                threading.Thread(target=_in_context(), name=thread, daemon=True).start()
+            elif outbound:
+                _bounded(threading.Thread(target=_in_context(), name=outbound))
             else:
                 here()
         except Exception:  # noqa: BLE001 - the change is committed; what is left behind is taken up later
             _failed()
+
+    def _bounded(worker: threading.Thread) -> None:
+        worker.start()
+        worker.join(settings.FOLLOW_UP_WAIT_SECONDS)
+        if worker.is_alive():
+            log.info("%s goes on after the response (placement is slow to answer)", outbound)
+
+    def _in_context() -> Callable[[], None]:
+        """``_in_thread`` in a copy of this context (the request's ids)."""
+        context = contextvars.copy_context()
+        return lambda: context.run(_in_thread)
 
     def _in_thread() -> None:
         try:

@@ -31,6 +31,11 @@ def env_int(name: str, default: int) -> int:
     return int(value) if value not in (None, "") else default
 
 
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return float(value) if value not in (None, "") else default
+
+
 def _secret_key() -> str:
     if os.environ.get("SECRET_KEY"):
         return os.environ["SECRET_KEY"]
@@ -176,6 +181,11 @@ CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_TASK_ACKS_LATE = True
+# Without a broker, the longest a request waits for its follow-up work
+# (mirroring into placement, builds, moves, deletes) before it answers; what
+# is left goes on in the background, and the periodic catch-ups take up
+# whatever a stopped process leaves behind.
+FOLLOW_UP_WAIT_SECONDS = env_float("FOLLOW_UP_WAIT_SECONDS", 0.25)
 
 # --- OpenStack-facing behaviour ------------------------------------------
 # keystone: tokens issued by /identity/v3/auth/tokens. noauth2: test mode,

@@ -163,6 +163,7 @@ def _apply_after_commit(row: OutboxRequest) -> None:
         batch.hook = after_commit.dispatch(
             batch.apply,
             send=batch.send,
+            outbound="placement mirroring",
             failure="Applying the placement mirror requests of a commit failed; the drain will",
         )
     else:

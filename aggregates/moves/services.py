@@ -106,6 +106,7 @@ def dispatch_move(migration_pk: int) -> None:
     after_commit.dispatch(
         lambda: running.run_move(migration_pk),
         send=after_commit.task(running.RUN_TASK, migration_pk),
+        outbound=f"migration {migration_pk}",
         failure=f"could not run migration {migration_pk}",
         if_failed=lambda: running.fail(migration_pk, "The move could not be started; see the logs."),
     )

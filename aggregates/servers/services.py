@@ -471,6 +471,7 @@ def dispatch_build(reservation_id: str) -> None:
     after_commit.dispatch(
         lambda: _build_here(reservation_id),
         send=after_commit.task(build.BUILD_TASK, reservation_id),
+        outbound=f"build of reservation {reservation_id}",
         failure=f"could not build reservation {reservation_id}; corral.servers.resume_builds will",
     )
 
@@ -511,6 +512,7 @@ def delete_server(caller: Caller, server_uuid: str) -> None:
             server_pk = server.pk
             after_commit.dispatch(
                 lambda: _finish_delete_here(server_pk),
+                outbound=f"delete of server {server_pk}",
                 failure=f"finishing the delete of server {server_pk} failed; corral.servers.finish_deletes will",
             )
 

@@ -17,7 +17,7 @@ from aggregates.mirroring.models import PlacementMirrorRequest
 from aggregates.placement_client import PlacementClient
 from tests.plugins.api import add_host, create_aggregate
 from tests.plugins.upstream_placement import free_port
-from tests.process_stack import VENV_BIN, Processes, serve
+from tests.process_stack import VENV_BIN, Processes, serve, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -147,8 +147,92 @@ def test_a_single_worker_without_broker_mirrors_in_process(brokerless_server):
         timeout=30,
     )
     assert response.status_code == 200, response.text
-    # Applied during the request, by the only worker, in process.
-    mirrored = requests.get(
-        url + f"/placement/resource_providers/{provider['uuid']}/aggregates", headers=placement, timeout=30
-    ).json()
-    assert mirrored["aggregates"] == [aggregate["uuid"]]
+    # Applied by the only worker, in process (over HTTP it would wait for itself).
+    mirrored = wait_until(
+        lambda: requests.get(
+            url + f"/placement/resource_providers/{provider['uuid']}/aggregates", headers=placement, timeout=30
+        ).json()["aggregates"],
+        timeout=30,
+        what="the add_host to reach placement",
+    )
+    assert mirrored == [aggregate["uuid"]]
+
+
+# --- placement being this same server, over HTTP ---------------------------------------
+
+
+@pytest.fixture
+def server_that_is_its_own_placement(tmp_path):
+    """gunicorn with ONE sync worker, no broker, and PLACEMENT_URL naming
+    that same server over HTTP (as an operator copying Nova's configuration
+    would set it): every placement call a request makes waits for the
+    worker that is busy making it."""
+    port = free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "PLACEMENT_", "FOLLOW_UP_"))},
+        "CORRAL_VAR_DIR": str(tmp_path),
+        "DATABASE_URL": f"sqlite:///{tmp_path}/corral.sqlite3",
+        "AUTH_STRATEGY": "noauth2",
+        "PLACEMENT_URL": f"http://127.0.0.1:{port}/placement",
+        "PLACEMENT_AUTH_TOKEN": "admin",
+        "PLACEMENT_READ_TIMEOUT": "5",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    processes = Processes(tmp_path, env)
+    processes.run(str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput")
+    try:
+        url = serve(processes, port)
+        # Registered by a process of its own: its provider reaches the server over HTTP.
+        processes.run(
+            str(VENV_BIN / "python"),
+            "manage.py",
+            "register_host",
+            "h1",
+            "--vcpus",
+            "4",
+            "--memory-mb",
+            "1024",
+            "--disk-gb",
+            "10",
+        )
+        yield url
+    finally:
+        processes.stop_all()
+
+
+def test_placement_being_this_same_server_costs_the_operator_no_wait(server_that_is_its_own_placement):
+    url = server_that_is_its_own_placement
+    compute = {"X-Auth-Token": "admin", "OpenStack-API-Version": "compute 2.41"}
+    placement = {"X-Auth-Token": "admin", "OpenStack-API-Version": "placement 1.19"}
+    provider = wait_until(
+        lambda: requests.get(url + "/placement/resource_providers?name=h1", headers=placement, timeout=30).json()[
+            "resource_providers"
+        ],
+        what="h1's provider",
+    )[0]
+    aggregate = requests.post(
+        url + "/compute/v2.1/os-aggregates", json={"aggregate": {"name": "agg1"}}, headers=compute, timeout=30
+    ).json()["aggregate"]
+
+    started = time.monotonic()
+    response = requests.post(
+        url + f"/compute/v2.1/os-aggregates/{aggregate['id']}/action",
+        json={"add_host": {"host": "h1"}},
+        headers=compute,
+        timeout=30,
+    )
+    took = time.monotonic() - started
+
+    assert response.status_code == 200, response.text
+    # Not the 5 s read timeout of a call waiting for its own worker: the
+    # follow-up wait (0.25 s) and the request itself, on a busy machine.
+    assert took < 2.5, took
+    # The worker applies the row once it is free to answer its own call.
+    mirrored = wait_until(
+        lambda: requests.get(
+            url + f"/placement/resource_providers/{provider['uuid']}/aggregates", headers=placement, timeout=30
+        ).json()["aggregates"],
+        timeout=30,
+        what="the add_host to reach placement",
+    )
+    assert mirrored == [aggregate["uuid"]]
