@@ -9,7 +9,8 @@ from functools import cache
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_safe
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from aggregates.compute_api.auth import admin_caller
@@ -63,4 +64,5 @@ def metrics(request: HttpRequest) -> HttpResponse:
         return _text(404, "Not Found")
     if not from_allowed_network(request) and admin_caller(request) is None:
         return _text(403, "Forbidden")
-    return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)
+    # The classic text format (0.0.4), which every Prometheus reads.
+    return HttpResponse(exposition(), content_type=CONTENT_TYPE_PLAIN_0_0_4)
