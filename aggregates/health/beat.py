@@ -16,7 +16,7 @@ def touch_heartbeat() -> None:
     path.touch()
 
 
-class HeartbeatScheduler(DatabaseScheduler):  # type: ignore[misc]
+class HeartbeatScheduler(DatabaseScheduler):
     def tick(self, *args: Any, **kwargs: Any) -> float:
         interval: float = super().tick(*args, **kwargs)
         touch_heartbeat()

@@ -3,6 +3,7 @@ process cannot serve (503: take it out of the pool); a ``degraded`` one is
 shown to admins only and keeps the answer 200: placement or the broker down
 is absorbed by the outbox, and every web node would leave the pool at once."""
 
+import math
 import os
 import time
 from collections.abc import Callable
@@ -112,7 +113,7 @@ def broker() -> str:
         return "none: tasks run in this process"
     try:
         with current_app.connection_for_write() as connection:
-            connection.ensure_connection(max_retries=1, timeout=settings.HEALTHCHECK_TIMEOUT)
+            connection.ensure_connection(max_retries=1, timeout=math.ceil(settings.HEALTHCHECK_TIMEOUT))
     except Exception as exc:
         raise Unhealthy("BROKER UNAVAILABLE", f"{type(exc).__name__}: {exc}", DEGRADED) from exc
     return "connected"

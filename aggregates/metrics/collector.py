@@ -6,6 +6,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 from django.db import DatabaseError
 from django.db.models import BooleanField, Case, Count, Min, Q, Sum, Value, When
@@ -22,8 +23,11 @@ from aggregates.zones.services import zone_of_service, zones_by_host
 
 log = logging.getLogger(__name__)
 
-OUTBOXES: dict[str, type[OutboxRow]] = {"aggregates": PlacementMirrorRequest, "providers": ProviderSyncRequest}
-JOBS: dict[str, type[LongJob]] = {"precache": ImageCacheJob, "maintenance": MaintenanceJob}
+OUTBOXES: dict[str, type[PlacementMirrorRequest] | type[ProviderSyncRequest]] = {
+    "aggregates": PlacementMirrorRequest,
+    "providers": ProviderSyncRequest,
+}
+JOBS: dict[str, type[ImageCacheJob] | type[MaintenanceJob]] = {"precache": ImageCacheJob, "maintenance": MaintenanceJob}
 
 
 class DatabaseCollector(Collector):
@@ -85,7 +89,7 @@ def reconciliation() -> list[Metric]:
         .values("missing_found", "stale_found", "finished_at")
         .first()
     )
-    if last is not None:
+    if last is not None and last["finished_at"] is not None:
         drift.add_metric(["missing"], last["missing_found"])
         drift.add_metric(["stale"], last["stale_found"])
         finished.add_metric([], last["finished_at"].timestamp())
@@ -101,8 +105,8 @@ def jobs() -> list[Metric]:
         labels=["kind", "count"],
     )
     for kind, model in JOBS.items():
-        rows = {
-            row["status"]: row
+        rows: dict[str, dict[str, Any]] = {
+            row["status"]: dict(row)
             for row in model.objects.order_by()
             .values("status")
             .annotate(n=Count("id"), done=Sum("done"), total=Sum("total"))
@@ -125,12 +129,12 @@ def services() -> Metric:
     )
     rows = Service.objects.annotate(
         is_up_now=Case(When(up_q(), then=Value(True)), default=Value(False), output_field=BooleanField())
-    ).only("host", "binary", "disabled")
+    ).values_list("host", "binary", "disabled", "is_up_now")
     host_zones = zones_by_host()
     counts: Counter[tuple[str, str, str]] = Counter()
-    for service in rows:
-        state = "disabled" if service.disabled else "up" if service.is_up_now else "down"
-        counts[(service.binary, zone_of_service(service, host_zones), state)] += 1
+    for host, binary, disabled, is_up in rows:
+        state = "disabled" if disabled else "up" if is_up else "down"
+        counts[(binary, zone_of_service(Service(host=host, binary=binary), host_zones), state)] += 1
     for (binary, zone, state), n in sorted(counts.items()):
         gauge.add_metric([binary, zone, state], n)
     return gauge

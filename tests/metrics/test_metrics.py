@@ -3,8 +3,8 @@ what processes counted (HTTP requests by route template, placement requests
 by operation, scheduling, Celery tasks) and what the database holds, read
 at scrape time in a fixed number of queries."""
 
-from datetime import timedelta
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from aggregates.hosts.models import Service
 from aggregates.maintenance.models import MaintenanceJob
 from aggregates.mirroring.models import PlacementMirrorRequest, ProviderSyncRequest, ReconciliationRun
-from aggregates.placement_client import PlacementClient, ProviderNotFound
+from aggregates.placement_client import PlacementClient, PlacementUnreachable, ProviderNotFound
 from aggregates.precache.models import ImageCacheJob
 from tests.plugins.api import add_host, create_aggregate
 from tests.plugins.cloud import cli_body
@@ -129,7 +129,7 @@ def test_placement_requests_are_counted_by_operation_with_uuids_left_out(db, met
 def test_an_unreachable_placement_is_counted_as_such(db, metrics_on, settings):
     settings.PLACEMENT_URL = "http://127.0.0.1:9/placement"
     before = samples()
-    with pytest.raises(Exception):
+    with pytest.raises(PlacementUnreachable):
         PlacementClient().list_providers()
     after = samples()
     labels = {"operation": "GET /resource_providers", "status": "unreachable"}
