@@ -131,11 +131,19 @@ def services() -> Metric:
         is_up_now=Case(When(up_q(), then=Value(True)), default=Value(False), output_field=BooleanField())
     ).values_list("host", "binary", "disabled", "is_up_now")
     host_zones = zones_by_host()
-    counts: Counter[tuple[str, str, str]] = Counter()
+    # Counted by (binary, the host's zone names, state), with one host of
+    # each: the zones domain names the zone once per such group, not per row.
+    counts: Counter[tuple[str, tuple[str, ...], str]] = Counter()
+    example: dict[tuple[str, tuple[str, ...]], str] = {}
     for host, binary, disabled, is_up in rows:
-        state = "disabled" if disabled else "up" if is_up else "down"
-        counts[(binary, zone_of_service(Service(host=host, binary=binary), host_zones), state)] += 1
-    for (binary, zone, state), n in sorted(counts.items()):
+        zones = tuple(host_zones.get(host, ()))
+        example.setdefault((binary, zones), host)
+        counts[(binary, zones, "disabled" if disabled else "up" if is_up else "down")] += 1
+    by_zone: Counter[tuple[str, str, str]] = Counter()
+    for (binary, zones, state), n in counts.items():
+        zone = zone_of_service(Service(host=example[(binary, zones)], binary=binary), host_zones)
+        by_zone[(binary, zone, state)] += n
+    for (binary, zone, state), n in sorted(by_zone.items()):
         gauge.add_metric([binary, zone, state], n)
     return gauge
 
