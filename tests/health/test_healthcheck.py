@@ -153,3 +153,16 @@ def test_a_migration_not_applied_answers_503(own_placement):
     finally:
         call_command("migrate", verbosity=0)
     assert get().status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_token_that_cannot_be_checked_while_the_database_is_down_gets_the_plain_answer(
+    own_placement, monkeypatch, token_for
+):
+    admin_token = token_for("admin")
+    monkeypatch.setitem(connections.settings["default"], "NAME", "/nonexistent-directory/corral.sqlite3")
+    connections["default"].close()  # the requests' own connection cannot be opened again either
+
+    response = get(admin_token, accept="application/json")
+    assert response.status_code == 503
+    assert response.json() == {"detailed": False, "reasons": ["DATABASE UNAVAILABLE"]}

@@ -256,3 +256,17 @@ def test_a_scrape_reads_the_database_in_a_fixed_number_of_queries(db, metrics_on
     ImageCacheJob.objects.create(aggregate_id=1, aggregate_uuid=uuid.uuid4(), aggregate_name="a", status="running")
     assert queries_of_a_scrape() == few
     assert few <= 10
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_scrape_while_the_database_is_down_says_so_and_keeps_the_counters(metrics_on, monkeypatch):
+    from django.db import connections
+
+    monkeypatch.setitem(connections.settings["default"], "NAME", "/nonexistent-directory/corral.sqlite3")
+    connections["default"].close()
+    Client().get("/healthcheck")  # counted, whatever the database
+    found = samples()
+    assert value(found, "corral_database_up") == 0
+    assert not any(name.startswith("corral_services") for name, _ in found)
+    assert any(name.startswith("corral_http_request_duration_seconds") for name, _ in found)
+    assert scrape(address="10.1.2.3").status_code == 403  # an admin cannot be told apart: refused, not a 500
