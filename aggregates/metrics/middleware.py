@@ -12,11 +12,13 @@ from aggregates.metrics import instruments
 
 def route_of(request: HttpRequest) -> str:
     """The route template that answered ``request`` (its resolved URL
-    pattern, prefixes included), or ``unmatched``."""
+    pattern, prefixes included: ``/compute/v2.1/servers/<str:server_id>``;
+    a regular expression as written, ``^compute/``), or ``unmatched``."""
     match = getattr(request, "resolver_match", None)
     if match is None or not match.route:
         return instruments.UNMATCHED_ROUTE
-    return "/" + match.route.lstrip("^").rstrip("$")
+    route: str = match.route
+    return route if route.startswith("^") else "/" + route
 
 
 class RequestMetricsMiddleware:

@@ -96,6 +96,7 @@ def test_http_requests_are_counted_by_route_template_never_by_raw_path(db, metri
     assert admin_api.get(f"/os-aggregates/{aggregate['id']}").status_code == 200
     assert admin_api.get("/os-aggregates/999999").status_code == 404
     Client().get("/no/such/page/at/all")
+    Client().get("/compute/v3")  # the compute prefix's own not-found route, a regular expression
     after = samples()
     count = "corral_http_request_duration_seconds_count"
     assert (
@@ -107,6 +108,8 @@ def test_http_requests_are_counted_by_route_template_never_by_raw_path(db, metri
         == value(before, count, route=route, method="GET", status="404") + 1
     )
     assert value(after, count, route="unmatched", method="GET", status="404") >= 1
+    assert value(after, count, route="^compute/", method="GET", status="404") >= 1
+    assert value(after, count, route="/compute/", method="GET", status="404") == 0
     routes = {dict(labels)["route"] for (name, labels) in after if name == count}
     assert not any(f"/{aggregate['id']}" in r or "999999" in r or "no/such" in r for r in routes)
 
