@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class AggregatesConfig(AppConfig):
     name = "aggregates"
     verbose_name = "Compute: aggregates, zones, hosts and flavors"
+
+    def ready(self) -> None:
+        from aggregates.metrics import signals
+
+        signals.connect()

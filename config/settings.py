@@ -110,6 +110,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "aggregates.metrics.middleware.RequestMetricsMiddleware",
     "aggregates.compute_api.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -253,7 +254,8 @@ PLACEMENT_CONSOLE_CACHE_SECONDS = float(os.environ.get("PLACEMENT_CONSOLE_CACHE_
 # A mirror request that failed this many times is marked failed (the
 # reconciler still repairs its association).
 PLACEMENT_MIRROR_MAX_ATTEMPTS = env_int("PLACEMENT_MIRROR_MAX_ATTEMPTS", 12)
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's scheduler, touching BEAT_HEARTBEAT_FILE on every tick (liveness).
+CELERY_BEAT_SCHEDULER = "aggregates.health.beat:HeartbeatScheduler"
 # Publishing gives up after one immediate retry, so that a dead broker delays
 # an operator's request by a moment, not seconds (the outbox keeps the work).
 CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0}
@@ -355,3 +357,25 @@ MAINTENANCE_SIMULATED_DELAY = float(os.environ.get("MAINTENANCE_SIMULATED_DELAY"
 ENABLE_NEW_SERVICES = env_bool("ENABLE_NEW_SERVICES", True)
 # Corral's: a host disabled that way is enabled when it joins its first aggregate.
 ENABLE_HOSTS_ON_AGGREGATE_JOIN = env_bool("ENABLE_HOSTS_ON_AGGREGATE_JOIN", False)
+
+# --- Health and metrics (aggregates.health, aggregates.metrics) --------------
+# oslo.middleware's disable_by_file_path: while this file exists /healthcheck
+# answers 503 "DISABLED BY FILE" (drain a node before a restart). Empty: never.
+HEALTHCHECK_DISABLE_BY_FILE = os.environ.get("HEALTHCHECK_DISABLE_BY_FILE", "")
+# Seconds each dependency check of /healthcheck may take (database connect, broker, placement).
+HEALTHCHECK_TIMEOUT = float(os.environ.get("HEALTHCHECK_TIMEOUT", "2"))
+# The file the beat process touches on every tick, and the age past which
+# `manage.py liveness beat` says it is dead.
+BEAT_HEARTBEAT_FILE = os.environ.get("BEAT_HEARTBEAT_FILE", "") or str(VAR_DIR / "beat-heartbeat")
+BEAT_HEARTBEAT_MAX_AGE = float(os.environ.get("BEAT_HEARTBEAT_MAX_AGE", "60"))
+# GET /metrics (Prometheus' text format): 404 unless enabled; then answered to
+# these networks (comma-separated CIDRs) and to an admin token from anywhere.
+METRICS_ENABLED = env_bool("METRICS_ENABLED", False)
+METRICS_ALLOWED_NETWORKS = [
+    network.strip()
+    for network in os.environ.get("METRICS_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128").split(",")
+    if network.strip()
+]
+# prometheus-client's multiprocess mode: every gunicorn and Celery worker
+# writes its counters here and a scrape sums them (empty: this process only).
+PROMETHEUS_MULTIPROC_DIR = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")

@@ -1,19 +1,29 @@
-"""Root URLconf: compute API, identity, placement, console and Django admin."""
+"""Root URLconf: compute API, identity, placement, console and Django admin;
+the health check and the metrics at the top, on every service."""
 
 from django.conf import settings
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
 
 from aggregates.compute_api import versions as compute_versions
+from aggregates.health import views as health_views
+from aggregates.metrics import views as metrics_views
 from config import compute_urls
 from placement import urls as placement_urls
+
+# Before any API or the console's catch-all, whichever service this process is.
+operations: list[URLPattern | URLResolver] = [
+    path("healthcheck", health_views.healthcheck),
+    path("metrics", metrics_views.metrics),
+]
 
 urlpatterns: list[URLPattern | URLResolver]
 if settings.CORRAL_SERVICE == "placement":
     # Placement alone, at the root, as upstream is deployed.
-    urlpatterns = [path("", include("placement.urls"))]
+    urlpatterns = [*operations, path("", include("placement.urls"))]
 else:
     urlpatterns = [
+        *operations,
         path("compute", compute_versions.version_list),
         path("compute/", compute_versions.version_list),
         path("compute/v2.1", compute_versions.version_v21),

@@ -3,6 +3,8 @@
 from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.db import DatabaseError
+from django.http import HttpRequest
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import AuthenticationFailed, NotAuthenticated
 from rest_framework.request import Request
@@ -130,3 +132,18 @@ def enforce(request: Request, policy: str) -> Caller:
     if not allowed(caller, policy):
         raise ApiError(403, f"Policy doesn't allow {policy} to be performed.")
     return caller
+
+
+def admin_caller(request: HttpRequest) -> Caller | None:
+    """The admin behind ``request``'s X-Auth-Token, checked as every compute
+    API request is; None for no token, an invalid or expired one, or a
+    caller without the admin role, or when the token cannot be checked (the
+    database is down). For plain Django views that show more to an admin:
+    the health check's details, the metrics."""
+    try:
+        found = TokenAuthentication().authenticate(Request(request))
+    except (AuthenticationFailed, DatabaseError):
+        return None
+    if found is None or not found[1].is_admin:
+        return None
+    return found[1]

@@ -32,3 +32,5 @@ ALLOCATIONS = "1.38"
 # Releasing a consumer's allocations, and reading where they are.
 RELEASE = "1.28"
 CONSUMER_ALLOCATIONS = "1.28"
+# The version document at the root (the health check's probe): every version answers it.
+ROOT = "1.0"

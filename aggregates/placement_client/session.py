@@ -14,6 +14,7 @@ is the caller's to handle (``AllocationConflict``: try the next host).
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -23,6 +24,7 @@ from urllib.parse import urlencode
 import requests
 from django.conf import settings
 
+from aggregates.metrics import instruments
 from aggregates.placement_client import credentials, inprocess, microversions
 from aggregates.placement_client.credentials import TokenProvider
 from aggregates.placement_client.errors import (
@@ -120,14 +122,18 @@ class PlacementClient:
             "Accept": "application/json",
         }
         self.requests_made += 1
+        started = time.monotonic()
         try:
-            return self.session.request(
+            response = self.session.request(
                 method, self.base_url + path, json=body, params=params, headers=headers, timeout=self.timeout
             )
         except requests.RequestException as exc:
+            instruments.placement_request(method, path, "unreachable", time.monotonic() - started)
             raise PlacementUnreachable(
                 f"Unable to communicate with the Placement API at {self.base_url}: {exc}"
             ) from exc
+        instruments.placement_request(method, path, str(response.status_code), time.monotonic() - started)
+        return response
 
     @staticmethod
     def _error(response: requests.Response, what: str) -> PlacementError:
@@ -173,6 +179,14 @@ class PlacementClient:
         if max_age > 0:
             remember(key, data)
         return data
+
+    def answers(self) -> None:
+        """GET the version document at placement's root (the health check's
+        probe): PlacementUnreachable when nothing answered, a PlacementError
+        for any answer but 200."""
+        response = self.request("GET", "/", microversions.ROOT)
+        if response.status_code != 200:
+            raise self._error(response, "Reading placement's version document")
 
     # --- providers -----------------------------------------------------
 

@@ -14,6 +14,7 @@ from aggregates.errors import NotFound, Unavailable
 from aggregates.flavors.models import Flavor
 from aggregates.identity.caller import Caller
 from aggregates.images.models import Image
+from aggregates.metrics import instruments
 from aggregates.placement_client import AllocationConflict, PlacementClient, PlacementError, client
 from aggregates.scheduling import boot_request, engine, reuse
 from aggregates.scheduling.host_state import HostState
@@ -165,6 +166,19 @@ def schedule_and_claim(spec: RequestSpec, consumer_uuids: list[str]) -> Schedule
 
 
 def _place(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> ScheduleResult:
+    """``_place_once``, timed into the scheduler's metrics (with the stages
+    and filters that rejected hosts when no valid host was found)."""
+    started = time.monotonic()
+    result = _place_once(spec, consumer_uuids, claim)
+    rejections = None
+    if result.failed and result.decision is not None:
+        hosts = result.decision.explanation.get("hosts", [])
+        rejections = [(h["stage"], h["filter"]) for h in hosts if h.get("result") == "rejected"]
+    instruments.scheduling(time.monotonic() - started, rejections)
+    return result
+
+
+def _place_once(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> ScheduleResult:
     """The scheduling loop of boots and moves: decide (or reuse this worker's
     recent decision for the same boot, ``reuse``), then for each consumer
     try the hosts in order until ``claim`` (consumer, allocation request)

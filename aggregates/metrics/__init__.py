@@ -1,0 +1,2 @@
+"""Prometheus metrics: what processes count (``instruments``), what the
+database holds, read at scrape time (``collector``), and ``GET /metrics``."""
