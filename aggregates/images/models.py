@@ -1,6 +1,8 @@
 """Image records as Glance keeps them: core attributes as columns, extra
 properties and tags as rows of their own (``ImageProperty``, ``ImageTag``), and the data in a file
-under ``IMAGE_STORE_DIR`` named by the image id (see ``storage``)."""
+under ``IMAGE_STORE_DIR`` named by the image id (see ``storage``). A ``shared``
+image's members (``ImageMember``) are the projects it is shared with, each
+with its own answer (pending, accepted, rejected)."""
 
 import uuid
 
@@ -12,7 +14,8 @@ class Image(models.Model):
     QUEUED = "queued"
     SAVING = "saving"
     ACTIVE = "active"
-    STATUSES = [(QUEUED, "queued"), (SAVING, "saving"), (ACTIVE, "active")]
+    DEACTIVATED = "deactivated"
+    STATUSES = [(QUEUED, "queued"), (SAVING, "saving"), (ACTIVE, "active"), (DEACTIVATED, "deactivated")]
 
     PUBLIC = "public"
     COMMUNITY = "community"
@@ -72,3 +75,26 @@ class ImageTag(models.Model):
 
     def __str__(self) -> str:
         return self.value
+
+
+class ImageMember(models.Model):
+    """A project a ``shared`` image is shared with, and its answer. Glance
+    does not check that ``member`` names a project, and neither does Corral."""
+
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    STATUSES = [(PENDING, "pending"), (ACCEPTED, "accepted"), (REJECTED, "rejected")]
+
+    image = models.ForeignKey(Image, on_delete=models.CASCADE, related_name="members")
+    member = models.CharField(max_length=255, db_index=True)
+    status = models.CharField(max_length=20, choices=STATUSES, default=PENDING)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["image", "member"], name="image_member_unique_member")]
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.member} ({self.status})"

@@ -1,11 +1,11 @@
-"""Image JSON as Glance v2 renders it: every core field (null where unset),
-extra properties as top-level keys, and the links."""
+"""Image and member JSON as Glance v2 renders them: every core field (null
+where unset), extra properties as top-level keys, and the links."""
 
 from datetime import UTC, datetime
 from typing import Any
 
 from aggregates.images import services
-from aggregates.images.models import Image
+from aggregates.images.models import Image, ImageMember
 
 
 def isotime(value: datetime | None) -> str | None:
@@ -52,3 +52,18 @@ def images_body(images: list[Image], first: str, next_link: str | None) -> dict[
         body["next"] = next_link
     body["schema"] = "/v2/schemas/images"
     return body
+
+
+def member_body(member: ImageMember) -> dict[str, Any]:
+    return {
+        "member_id": member.member,
+        "image_id": str(member.image_id),
+        "status": member.status,
+        "created_at": isotime(member.created_at),
+        "updated_at": isotime(member.updated_at),
+        "schema": "/v2/schemas/member",
+    }
+
+
+def members_body(members: list[ImageMember]) -> dict[str, Any]:
+    return {"members": [member_body(member) for member in members], "schema": "/v2/schemas/members"}

@@ -2,11 +2,14 @@
 on core and extra properties, and the data upload (queued -> saving ->
 active) and download.
 
-Visibility: an admin or reader sees every image; anyone else sees public and community
-images and those their project owns (``shared`` images have no members here,
-so they are the owner's alone), and gets 404 for the rest. Changes are for
-the owner project's members and for admins (403 on an image one may only see);
-making an image public is for admins (Glance's ``publicize_image``).
+Visibility (``visible_q``, the one rule every reader of images goes through):
+an admin or reader sees every image; anyone else sees public and community
+images, those their project owns, and ``shared`` images their project is a
+member of (``members``): by id whatever the member's answer, in lists once
+accepted (or as ``member_status`` asks), as Glance. The rest is 404. Changes
+are for the owner project's members and for admins (403 on an image one may
+only see); making an image public is for admins (Glance's
+``publicize_image``). A deactivated image's data is for admins only.
 
 Each write owns its transaction: the change and its audit event
 (``image.create``, ``image.update``, ``image.upload``, ``image.delete``, object
@@ -35,7 +38,7 @@ from aggregates.errors import Conflict, Forbidden, Invalid, NotFound, ServiceErr
 from aggregates.identity.caller import MEMBER, Caller
 from aggregates.identity.models import Project
 from aggregates.images import storage
-from aggregates.images.models import Image, ImageProperty, ImageTag
+from aggregates.images.models import Image, ImageMember, ImageProperty, ImageTag
 from aggregates.images.storage import TooLarge
 
 DISK_FORMATS = ("ami", "ari", "aki", "vhd", "vhdx", "vmdk", "raw", "qcow2", "vdi", "iso", "ploop")
@@ -102,24 +105,31 @@ class UnsupportedFilter(Invalid):
 # --- who may do what -----------------------------------------------------------
 
 
-def _visible_q(caller: Caller) -> Q:
+def visible_q(caller: Caller, member_status: str | None = None) -> Q:
+    """The images ``caller`` sees. A ``shared`` image shows to the projects
+    it is shared with: any membership counts for ``member_status`` None or
+    ``"all"`` (a GET by id), only those with that status otherwise (lists)."""
     if caller.can_read_admin_views:
         return Q()
     visible = Q(visibility__in=[Image.PUBLIC, Image.COMMUNITY])
     if caller.project_id:
         visible |= Q(owner=caller.project_id)
+        memberships = ImageMember.objects.filter(member=caller.project_id)
+        if member_status not in (None, "all"):
+            memberships = memberships.filter(status=member_status)
+        visible |= Q(visibility=Image.SHARED, pk__in=memberships.values("image_id"))
     return visible
 
 
-def _is_owner(caller: Caller, image: Image) -> bool:
+def is_owner(caller: Caller, image: Image) -> bool:
     return bool(caller.project_id) and image.owner == caller.project_id
 
 
-def _check_may(caller: Caller, action: str, image: Image | None = None) -> None:
+def check_may(caller: Caller, action: str, image: Image | None = None) -> None:
     """403 unless the caller is an admin, or a member acting on its project's image."""
     if caller.is_admin:
         return
-    if MEMBER not in caller.roles or (image is not None and not _is_owner(caller, image)):
+    if MEMBER not in caller.roles or (image is not None and not is_owner(caller, image)):
         raise Forbidden(f"You are not authorized to complete {action} action.")
 
 
@@ -133,8 +143,10 @@ def images_with_details() -> QuerySet[Image]:
     )
 
 
-def visible_images(caller: Caller) -> QuerySet[Image]:
-    return images_with_details().filter(_visible_q(caller))
+def visible_images(caller: Caller, member_status: str | None = None) -> QuerySet[Image]:
+    """The images ``caller`` may show by id (``member_status`` None), or
+    list (shared ones by their membership's status, see ``visible_q``)."""
+    return images_with_details().filter(visible_q(caller, member_status))
 
 
 def _parse_id(image_id: object) -> uuid.UUID | None:
@@ -203,8 +215,11 @@ def _int_filter(key: str, value: str) -> int:
 
 
 def _filtered(caller: Caller, query: ImageQuery) -> QuerySet[Image]:
-    images = visible_images(caller)
     filters = dict(query.filters)
+    member_status = filters.pop("member_status", ImageMember.ACCEPTED)
+    if member_status not in MEMBER_STATUSES:
+        raise Invalid(f"Invalid status: {member_status}")
+    images = visible_images(caller, member_status)
     visibility = filters.pop("visibility", None)
     if visibility is not None:
         if visibility not in (*VISIBILITIES, "all"):
@@ -216,9 +231,6 @@ def _filtered(caller: Caller, query: ImageQuery) -> QuerySet[Image]:
         images = images.exclude(Q(visibility=Image.COMMUNITY) & ~Q(owner=caller.project_id or None))
     hidden = filters.pop("os_hidden", None)
     images = images.filter(os_hidden=_bool_filter("os_hidden", hidden) if hidden is not None else False)
-    member_status = filters.pop("member_status", None)
-    if member_status is not None and member_status not in MEMBER_STATUSES:
-        raise Invalid(f"Invalid status: {member_status}")
     for key in ("id", "name"):
         value = filters.pop(key, None)
         if value is None:
@@ -423,7 +435,7 @@ def snapshot(image: Image) -> dict[str, Any]:
     }
 
 
-def _record(caller: Caller, event_type: str, image: Image, **extra: Any) -> None:
+def record_event(caller: Caller, event_type: str, image: Image, **extra: Any) -> None:
     events.record(
         caller,
         event_type,
@@ -440,7 +452,7 @@ def _record(caller: Caller, event_type: str, image: Image, **extra: Any) -> None
 def create_image(caller: Caller, attributes: Mapping[str, Any]) -> Image:
     """A new ``queued`` image from Glance's flat create body: core attributes,
     ``id`` and ``tags``, and any other key as an extra property."""
-    _check_may(caller, "add_image")
+    check_may(caller, "add_image")
     image = Image(owner=caller.project_id or None)
     properties: dict[str, str] = {}
     tags: list[str] = []
@@ -474,16 +486,16 @@ def create_image(caller: Caller, attributes: Mapping[str, Any]) -> Image:
                 ImageProperty(image=image, name=name, value=value) for name, value in properties.items()
             )
             ImageTag.objects.bulk_create(ImageTag(image=image, value=tag) for tag in tags)
-            _record(caller, "image.create", image, properties=properties, tags=tags)
+            record_event(caller, "image.create", image, properties=properties, tags=tags)
     except IntegrityError:
         raise Conflict(f"Image with identifier {image.id} already exists!")
     return get_image(caller, str(image.id))
 
 
-def _locked(caller: Caller, image_id: str) -> Image:
+def locked_image(caller: Caller, image_id: str) -> Image:
     """The image under a row lock (for the rest of the transaction), or 404."""
     parsed = _parse_id(image_id)
-    image = Image.objects.select_for_update().filter(_visible_q(caller), pk=parsed).first() if parsed else None
+    image = Image.objects.select_for_update().filter(visible_q(caller), pk=parsed).first() if parsed else None
     if image is None:
         raise NotFound(f"No image found with ID {image_id}")
     return image
@@ -505,8 +517,8 @@ def update_image(caller: Caller, image_id: str, changes: Sequence[Change]) -> Im
     core ones, 409 for absent ones); read-only and reserved attributes give
     403. All of them or none."""
     with transaction.atomic():
-        image = _locked(caller, image_id)
-        _check_may(caller, "modify_image", image)
+        image = locked_image(caller, image_id)
+        check_may(caller, "modify_image", image)
         properties = {item.name: item.value for item in image.property_items.all()}
         tags = [item.value for item in image.tag_items.order_by("value")]
         before = (properties.copy(), tags.copy())
@@ -552,7 +564,7 @@ def update_image(caller: Caller, image_id: str, changes: Sequence[Change]) -> Im
                     ImageProperty.objects.filter(pk=existing[name].pk).update(value=value)
         if tags != before[1]:
             _replace_tags(image, tags)
-        _record(caller, "image.update", image, changes=[{"op": c.op, "path": f"/{c.name}"} for c in changes])
+        record_event(caller, "image.update", image, changes=[{"op": c.op, "path": f"/{c.name}"} for c in changes])
     return get_image(caller, image_id)
 
 
@@ -564,33 +576,33 @@ def _replace_tags(image: Image, tags: list[str]) -> None:
 
 def add_tag(caller: Caller, image_id: str, tag: str) -> None:
     with transaction.atomic():
-        image = _locked(caller, image_id)
-        _check_may(caller, "modify_image", image)
+        image = locked_image(caller, image_id)
+        check_may(caller, "modify_image", image)
         tags = clean_value("tags", [*image.tag_items.values_list("value", flat=True), tag])
         _replace_tags(image, tags)
         Image.objects.filter(pk=image.pk).update(updated_at=timezone.now())
-        _record(caller, "image.update", image, changes=[{"op": "add", "path": "/tags", "tag": tag}])
+        record_event(caller, "image.update", image, changes=[{"op": "add", "path": "/tags", "tag": tag}])
 
 
 def delete_tag(caller: Caller, image_id: str, tag: str) -> None:
     with transaction.atomic():
-        image = _locked(caller, image_id)
-        _check_may(caller, "modify_image", image)
+        image = locked_image(caller, image_id)
+        check_may(caller, "modify_image", image)
         deleted, _ = image.tag_items.filter(value=tag).delete()
         if not deleted:
             raise NotFound(f"Tag {tag} not found.")
         Image.objects.filter(pk=image.pk).update(updated_at=timezone.now())
-        _record(caller, "image.update", image, changes=[{"op": "remove", "path": "/tags", "tag": tag}])
+        record_event(caller, "image.update", image, changes=[{"op": "remove", "path": "/tags", "tag": tag}])
 
 
 def delete_image(caller: Caller, image_id: str) -> None:
     """Delete the image and its data (403 while protected)."""
     with transaction.atomic():
-        image = _locked(caller, image_id)
-        _check_may(caller, "delete_image", image)
+        image = locked_image(caller, image_id)
+        check_may(caller, "delete_image", image)
         if image.protected:
             raise Forbidden(f"Image {image.id} is protected and cannot be deleted.")
-        _record(caller, "image.delete", image)
+        record_event(caller, "image.delete", image)
         image.delete()
         after_commit.dispatch(
             lambda: storage.remove(image_id), failure=f"could not remove the data of deleted image {image_id}"
@@ -610,8 +622,8 @@ def upload_image_data(
     (413), before reading any when ``expected_size`` says so."""
     max_bytes = settings.IMAGE_MAX_BYTES
     with transaction.atomic():
-        image = _locked(caller, image_id)
-        _check_may(caller, "upload_image", image)
+        image = locked_image(caller, image_id)
+        check_may(caller, "upload_image", image)
         if image.status != Image.QUEUED:
             raise Conflict(f"Image status transition from {image.status} to saving is not allowed")
         if not image.disk_format or not image.container_format:
@@ -642,7 +654,7 @@ def upload_image_data(
             current.os_hash_value = staged.os_hash_value
             current.updated_at = timezone.now()
             current.save()
-            _record(caller, "image.upload", current)
+            record_event(caller, "image.upload", current)
             staged.commit(image.id)
             placed = True
     except BaseException:
@@ -655,9 +667,12 @@ def upload_image_data(
 
 
 def image_data(caller: Caller, image_id: str) -> tuple[Image, BinaryIO | None]:
-    """The image and its data opened for reading (None while it has none)."""
+    """The image and its data opened for reading (None while it has none);
+    403 for a deactivated image unless the caller is an admin."""
     image = get_image(caller, image_id)
-    if image.status != Image.ACTIVE:
+    if image.status == Image.DEACTIVATED and not caller.is_admin:
+        raise Forbidden("The requested image has been deactivated. Image data download is forbidden.")
+    if image.status not in (Image.ACTIVE, Image.DEACTIVATED):
         return image, None
     return image, storage.open_data(image.id)
 

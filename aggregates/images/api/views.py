@@ -19,10 +19,11 @@ from aggregates.compute_api.auth import noauth2_caller
 from aggregates.errors import ServiceError
 from aggregates.identity import services as identity
 from aggregates.identity.caller import Caller
-from aggregates.images import schemas, serializers, services, storage
+from aggregates.images import activation, members, schemas, serializers, services, storage
 from config import json_bodies
 from config.public_url import public_base
 
+from . import schema_documents
 from .errors import GlanceError, error_response, unauthorized_response
 
 log = logging.getLogger(__name__)
@@ -368,6 +369,86 @@ def download_data(request: HttpRequest, caller: Caller, image_id: str) -> HttpRe
 
 # GET and PUT /v2/images/{id}/file
 image_file_view = glance_view({"GET": download_data, "PUT": upload_data}, "image_file_view")
+
+
+# --- members -------------------------------------------------------------------
+
+
+def _member_of(body: object) -> object:
+    """The project of an add-member body, as Glance's deserializer reads it."""
+    if not isinstance(body, dict):
+        raise GlanceError(400, 'Expected a member in the form: {"member": "image_id"}')
+    if "member" not in body:
+        raise GlanceError(400, "Member to be added not specified")
+    return body["member"]
+
+
+def _status_of(body: object) -> object:
+    if not isinstance(body, dict):
+        raise GlanceError(400, 'Expected a status in the form: {"status": "status"}')
+    if "status" not in body:
+        raise GlanceError(400, "Status not specified")
+    return body["status"]
+
+
+def list_members(request: HttpRequest, caller: Caller, image_id: str) -> JsonResponse:
+    return _json(serializers.members_body(members.list_members(caller, image_id)))
+
+
+def add_member(request: HttpRequest, caller: Caller, image_id: str) -> JsonResponse:
+    member = members.add_member(caller, image_id, _member_of(_json_body(request)))
+    return _json(serializers.member_body(member))
+
+
+def show_member(request: HttpRequest, caller: Caller, image_id: str, member_id: str) -> JsonResponse:
+    return _json(serializers.member_body(members.get_member(caller, image_id, member_id)))
+
+
+def update_member(request: HttpRequest, caller: Caller, image_id: str, member_id: str) -> JsonResponse:
+    status = _status_of(_json_body(request))
+    return _json(serializers.member_body(members.update_member(caller, image_id, member_id, status)))
+
+
+def remove_member(request: HttpRequest, caller: Caller, image_id: str, member_id: str) -> HttpResponse:
+    members.remove_member(caller, image_id, member_id)
+    return _no_content()
+
+
+# GET and POST /v2/images/{id}/members
+image_members_view = glance_view({"GET": list_members, "POST": add_member}, "image_members_view")
+# GET, PUT and DELETE /v2/images/{id}/members/{member_id}
+image_member_view = glance_view(
+    {"GET": show_member, "PUT": update_member, "DELETE": remove_member}, "image_member_view"
+)
+
+
+# --- actions -------------------------------------------------------------------
+
+
+def deactivate(request: HttpRequest, caller: Caller, image_id: str) -> HttpResponse:
+    activation.deactivate_image(caller, image_id)
+    return _no_content()
+
+
+def reactivate(request: HttpRequest, caller: Caller, image_id: str) -> HttpResponse:
+    activation.reactivate_image(caller, image_id)
+    return _no_content()
+
+
+# POST /v2/images/{id}/actions/deactivate and /reactivate
+deactivate_view = glance_view({"POST": deactivate}, "deactivate_view")
+reactivate_view = glance_view({"POST": reactivate}, "reactivate_view")
+
+
+# --- schemas -------------------------------------------------------------------
+
+
+def show_schema(request: HttpRequest, caller: Caller, name: str) -> JsonResponse:
+    return _json(schema_documents.DOCUMENTS[name]())
+
+
+# GET /v2/schemas/{image,images,member,members}
+schema_view = glance_view({"GET": show_schema}, "schema_view")
 
 
 def _not_found(request: HttpRequest, caller: Caller, *args: Any, **kwargs: Any) -> NoReturn:
