@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 
 from aggregates.identity import services as identity
-from aggregates.images.models import Image
+from aggregates.images.models import Image, ImageMember
 from tests.plugins.api import make_user
 
 
@@ -104,7 +104,7 @@ def glance_error(response, status):
 
 
 def image_state():
-    """Everything the image API could have changed: rows and stored files."""
+    """Everything the image API could have changed: rows (members included) and stored files."""
     from django.conf import settings
 
     images = sorted(
@@ -126,6 +126,7 @@ def image_state():
         )
         for image in Image.objects.all()
     )
+    members = sorted((str(m.image_id), m.member, m.status, m.updated_at) for m in ImageMember.objects.all())
     store = settings.IMAGE_STORE_DIR
     files = sorted(p.name for p in store.iterdir()) if store.exists() else []
-    return images, files
+    return images, members, files

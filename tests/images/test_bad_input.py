@@ -12,13 +12,17 @@ MISSING = "6f1f2c55-0000-4000-8000-00000000dead"
 
 @pytest.fixture
 def images(member, admin):
-    """A queued image with a property, a protected active one with data, and
-    someone else's public one; returns their ids."""
+    """A queued (shared) image with a property and a pending member, a
+    protected active one with data, a private one and someone else's public
+    one; returns their ids."""
     queued = member.create(name="queued", prop="value")["id"]
     active = member.create(name="active", protected=True)["id"]
     assert member.put_file(active, b"0123456789").status_code == 204
     public = admin.create(name="public", visibility="public")["id"]
-    return {"queued": queued, "active": active, "public": public}
+    private = member.create(name="private", visibility="private")["id"]
+    response = member.post(f"/images/{queued}/members", {"member": "pending-project"})
+    assert response.status_code == 200, response.content
+    return {"queued": queued, "active": active, "public": public, "private": private}
 
 
 # (method, path, raw body, content type, extra headers, expected status)
@@ -130,6 +134,41 @@ CASES = [
     ("get", '/images?name=in:"unclosed', "", "", {}, 400),
     ("get", "/images?member_status=x", "", "", {}, 400),
     ("get", "/images?created_at=gt:2020-01-01T00:00:00Z", "", "", {}, 400),
+    # members (a shared image with a pending member, an unshared private one)
+    ("post", "/images/{queued}/members", "{", "application/json", {}, 400),
+    ("post", "/images/{queued}/members", "", "application/json", {}, 400),
+    ("post", "/images/{queued}/members", '"p"', "application/json", {}, 400),
+    ("post", "/images/{queued}/members", '{"project": "p"}', "application/json", {}, 400),
+    ("post", "/images/{queued}/members", '{"member": null}', "application/json", {}, 400),
+    ("post", "/images/{queued}/members", '{"member": ["p"]}', "application/json", {}, 400),
+    ("post", "/images/{queued}/members", '{"member": "%s"}' % ("p" * 256), "application/json", {}, 400),
+    ("post", "/images/{queued}/members", '{"member": "pending-project"}', "application/json", {}, 409),
+    ("post", "/images/{private}/members", '{"member": "p"}', "application/json", {}, 403),
+    ("post", "/images/{public}/members", '{"member": "p"}', "application/json", {}, 403),
+    ("post", f"/images/{MISSING}/members", '{"member": "p"}', "application/json", {}, 404),
+    ("get", "/images/{private}/members", "", "", {}, 403),
+    ("get", f"/images/{MISSING}/members", "", "", {}, 404),
+    ("get", "/images/{queued}/members/absent", "", "", {}, 404),
+    ("get", "/images/{private}/members/pending-project", "", "", {}, 404),
+    ("put", "/images/{queued}/members/pending-project", '{"status": "accepted"}', "application/json", {}, 403),
+    ("put", "/images/{queued}/members/absent", '{"status": "accepted"}', "application/json", {}, 404),
+    ("put", "/images/{queued}/members/pending-project", "{}", "application/json", {}, 400),
+    ("put", "/images/{queued}/members/pending-project", "[]", "application/json", {}, 400),
+    ("put", "/images/{queued}/members/pending-project", "", "application/json", {}, 400),
+    ("delete", "/images/{queued}/members/absent", "", "", {}, 404),
+    ("delete", "/images/{private}/members/absent", "", "", {}, 403),
+    ("patch", "/images/{queued}/members", "{}", "application/json", {}, 405),
+    ("post", "/images/{queued}/members/pending-project", "{}", "application/json", {}, 405),
+    # actions
+    ("post", "/images/{queued}/actions/deactivate", "", "", {}, 403),
+    ("post", "/images/{queued}/actions/reactivate", "", "", {}, 403),
+    ("post", "/images/{public}/actions/deactivate", "", "", {}, 403),
+    ("post", f"/images/{MISSING}/actions/deactivate", "", "", {}, 404),
+    ("post", "/images/{active}/actions/delete", "", "", {}, 404),
+    ("get", "/images/{active}/actions/deactivate", "", "", {}, 405),
+    # schemas
+    ("post", "/schemas/image", "{}", "application/json", {}, 405),
+    ("delete", "/schemas/members", "", "", {}, 405),
     # other paths
     ("get", "/schemas/nothing", "", "", {}, 404),
     ("get", "/nothing", "", "", {}, 404),
