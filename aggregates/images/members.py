@@ -53,6 +53,11 @@ def _member(caller: Caller, image: Image, member_id: str, lock: bool = False) ->
     return found
 
 
+def _refused(policy: str) -> str:
+    """Glance's words for an action its policy refuses."""
+    return f"You are not authorized to complete {policy} action."
+
+
 def _may_manage(caller: Caller, image: Image) -> bool:
     """Glance's add_member and delete_member: an admin, or a member of the owner project."""
     return caller.is_admin or (MEMBER in caller.roles and services.is_owner(caller, image))
@@ -86,8 +91,10 @@ def add_member(caller: Caller, image_id: str, member_id: object) -> ImageMember:
     project = check_member_id(member_id)
     with transaction.atomic():
         image = _image(caller, image_id, lock=True)
-        if image.visibility != Image.SHARED or not _may_manage(caller, image):
+        if image.visibility != Image.SHARED:
             raise Forbidden(f"Not allowed to create members for image {image_id}.")
+        if not _may_manage(caller, image):
+            raise Forbidden(_refused("add_member"))
         if image.members.filter(member=project).exists():
             raise Conflict(f"Member {project} is duplicated for image {image_id}")
         attempted = image.members.count() + 1
@@ -118,7 +125,7 @@ def update_member(caller: Caller, image_id: str, member_id: str, status: object)
             MEMBER in caller.roles and not services.is_owner(caller, image) and caller.project_id == member.member
         )
         if not (caller.is_admin or answering):
-            raise Forbidden(f"Not allowed to update members for image {image_id}.")
+            raise Forbidden(_refused("modify_member"))
         if not isinstance(status, str) or status not in STATUSES:
             raise Invalid('Incorrect request: Status must be "pending", "accepted" or "rejected".')
         member.status = status
@@ -135,6 +142,6 @@ def remove_member(caller: Caller, image_id: str, member_id: str) -> None:
             raise Forbidden(f"Not allowed to delete members for image {image_id}.")
         member = _member(caller, image, member_id, lock=True)
         if not _may_manage(caller, image):
-            raise Forbidden(f"Not allowed to delete members for image {image_id}.")
+            raise Forbidden(_refused("delete_member"))
         member.delete()
         services.record_event(caller, "image.member.delete", image, member_id=member_id)
