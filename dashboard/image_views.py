@@ -1,4 +1,5 @@
-"""Images: list, detail (properties, size, checksums), upload and delete.
+"""Images: list, detail (properties, size, checksums, members), upload,
+delete, deactivate and reactivate, and sharing with projects.
 
 The upload form works without JavaScript (the file comes with the form and
 is streamed from Django's upload temp file to the service). With JavaScript
@@ -19,13 +20,15 @@ from django.views.decorators.http import require_POST
 
 from aggregates.audit.models import Event
 from aggregates.errors import NotFound, ServiceError
+from aggregates.identity.models import Project
+from aggregates.images import activation, storage
+from aggregates.images import members as image_members
 from aggregates.images import services as image_services
-from aggregates.images import storage
 from aggregates.images.models import Image
 from aggregates.precache import services as precache_services
 
 from .console import caller_of, console_view, form_error, page, paginate
-from .forms import choice_field
+from .forms import FlavorAccessForm, choice_field
 
 CREATE_FIELDS = ("name", "disk_format", "container_format", "visibility", "owner", "min_disk", "min_ram", "protected")
 
@@ -92,18 +95,94 @@ def _image_or_404(request: HttpRequest, image_id: uuid.UUID) -> Image:
         raise Http404(exc.message)
 
 
-@console_view
-def image_detail(request: HttpRequest, image_id: uuid.UUID) -> HttpResponse:
-    image = _image_or_404(request, image_id)
+class ImageMemberForm(FlavorAccessForm):
+    """A project to share an image with, by name or id (as the flavor access form)."""
+
+
+def _image_page(
+    request: HttpRequest, image: Image, member_form: ImageMemberForm | None = None, status: int = 200
+) -> HttpResponse:
+    members: list[dict[str, Any]] = []
+    if image.visibility == Image.SHARED:
+        rows = image_members.list_members(caller_of(request), str(image.id))
+        names = dict(Project.objects.filter(pk__in=[row.member for row in rows]).values_list("id", "name"))
+        members = [{"row": row, "name": names.get(row.member)} for row in rows]
     context = {
         "image": image,
         "properties": image_services.properties_of(image),
         "tags": image_services.tags_of(image),
+        "members": members,
+        "member_form": member_form or ImageMemberForm(),
         "events": Event.objects.filter(object_type="image", object_id=str(image.id))[:20],
         "cached_on": precache_services.cached_hosts_of_image(str(image.id)),
         "held_by": precache_services.hosts_holding_image(str(image.id)),
     }
-    return page(request, context, "dashboard/images/detail.html")
+    return page(request, context, "dashboard/images/detail.html", status)
+
+
+@console_view
+def image_detail(request: HttpRequest, image_id: uuid.UUID) -> HttpResponse:
+    return _image_page(request, _image_or_404(request, image_id))
+
+
+def _members_url(image_id: uuid.UUID) -> str:
+    return reverse("dashboard:image", args=[image_id]) + "#members"
+
+
+@console_view
+@require_POST
+def image_add_member(request: HttpRequest, image_id: uuid.UUID) -> HttpResponse:
+    """Share the image with a project (named by name or id): a pending membership, as the image API's."""
+    image = _image_or_404(request, image_id)
+    form = ImageMemberForm(request.POST)
+    if form.is_valid():
+        project = form.cleaned_data["project"]
+        try:
+            image_members.add_member(caller_of(request), str(image.id), project.id)
+        except ServiceError as exc:
+            form_error(form, exc, field="project")
+        else:
+            messages.success(request, f"Image shared with project {project.name} ({project.id}): pending its answer.")
+            return redirect(_members_url(image.id))
+    return _image_page(request, image, member_form=form, status=400)
+
+
+@console_view
+@require_POST
+def image_remove_member(request: HttpRequest, image_id: uuid.UUID) -> HttpResponse:
+    project_id = request.POST.get("project_id", "")
+    try:
+        image_members.remove_member(caller_of(request), str(image_id), project_id)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Project {project_id} is no longer a member of this image.")
+    return redirect(_members_url(image_id))
+
+
+def _activation(request: HttpRequest, image_id: uuid.UUID, action: str) -> HttpResponse:
+    move = activation.deactivate_image if action == "deactivate" else activation.reactivate_image
+    try:
+        image = move(caller_of(request), str(image_id))
+    except NotFound as exc:
+        raise Http404(exc.message)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Image {image.name or image.id} {action}d.")
+    return redirect("dashboard:image", image_id)
+
+
+@console_view
+@require_POST
+def image_deactivate(request: HttpRequest, image_id: uuid.UUID) -> HttpResponse:
+    return _activation(request, image_id, "deactivate")
+
+
+@console_view
+@require_POST
+def image_reactivate(request: HttpRequest, image_id: uuid.UUID) -> HttpResponse:
+    return _activation(request, image_id, "reactivate")
 
 
 def _field_of(exc: ServiceError) -> str | None:
