@@ -194,12 +194,16 @@ class ImageTagInline(ReadOnlyInline):
     model = models.ImageTag
 
 
+class ImageMemberInline(ReadOnlyInline):
+    model = models.ImageMember
+
+
 @admin.register(models.Image)
 class ImageAdmin(ReadOnlyAdmin):
     list_display = ("id", "name", "status", "visibility", "owner", "size", "created_at")
     list_filter = ("status", "visibility", "disk_format")
     search_fields = ("id", "name", "owner")
-    inlines = [ImagePropertyInline, ImageTagInline]
+    inlines = [ImagePropertyInline, ImageTagInline, ImageMemberInline]
 
 
 @admin.register(models.ImageProperty)
@@ -212,6 +216,13 @@ class ImagePropertyAdmin(ReadOnlyAdmin):
 class ImageTagAdmin(ReadOnlyAdmin):
     list_display = ("image", "value")
     search_fields = ("value",)
+
+
+@admin.register(models.ImageMember)
+class ImageMemberAdmin(ReadOnlyAdmin):
+    list_display = ("image", "member", "status", "updated_at")
+    list_filter = ("status",)
+    search_fields = ("member",)
 
 
 class ImageCacheResultInline(ReadOnlyInline):
