@@ -25,7 +25,7 @@ from aggregates.images.storage import TooLarge
 
 # Glance's [DEFAULT] image_member_quota.
 MEMBER_QUOTA = 128
-STATUSES = (ImageMember.PENDING, ImageMember.ACCEPTED, ImageMember.REJECTED)
+STATUSES = tuple(status for status, _ in ImageMember.STATUSES)
 MAX_MEMBER_LENGTH = 255
 
 

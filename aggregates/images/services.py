@@ -44,7 +44,7 @@ from aggregates.images.storage import TooLarge
 DISK_FORMATS = ("ami", "ari", "aki", "vhd", "vhdx", "vmdk", "raw", "qcow2", "vdi", "iso", "ploop")
 CONTAINER_FORMATS = ("ami", "ari", "aki", "bare", "ovf", "ova", "docker", "compressed")
 VISIBILITIES = (Image.PUBLIC, Image.COMMUNITY, Image.SHARED, Image.PRIVATE)
-# Glance's statuses (a status filter accepts any of them; Corral's images use the first three).
+# Glance's statuses (a status filter accepts any of them; Corral's images are queued, saving, active or deactivated).
 STATUSES = (
     "queued",
     "saving",
@@ -91,7 +91,8 @@ DEFAULT_LIMIT = 25
 MAX_LIMIT = 1000
 SORT_KEYS = ("name", "status", "container_format", "disk_format", "size", "id", "created_at", "updated_at")
 SORT_DIRECTIONS = ("asc", "desc")
-MEMBER_STATUSES = ("accepted", "pending", "rejected", "all")
+# The member_status filter of a list: a membership's status, or "all".
+MEMBER_STATUSES = (*(status for status, _ in ImageMember.STATUSES), "all")
 
 
 class Gone(ServiceError):
