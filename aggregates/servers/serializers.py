@@ -1,6 +1,5 @@
 """Response bodies of ``/servers``, per microversion (Nova's views/servers.py)."""
 
-import re
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
@@ -14,7 +13,7 @@ from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.identity.caller import Caller
 from aggregates.scheduling.api import POLICY as EXPLAIN_POLICY
 from aggregates.servers import services as service
-from aggregates.servers.models import Server, status_of
+from aggregates.servers.models import Server, sanitized_hostname, status_of
 from config.public_url import public_base
 
 PROGRESS_STATUSES = ("ACTIVE", "BUILD", "REBUILD", "RESIZE", "VERIFY_RESIZE", "MIGRATING")
@@ -37,9 +36,13 @@ def instance_name(server: Server) -> str:
 
 
 def hostname_of(server: Server) -> str:
-    """Nova's sanitized hostname of the display name."""
-    name = re.sub(r"[^\w.-]+", "-", server.name.lower(), flags=re.ASCII).strip(".-")
-    return name[:63] or f"server-{server.uuid}"
+    """The server's hostname: as given, else Nova's sanitized display name."""
+    return server.hostname or sanitized_hostname(server.name, server.uuid)
+
+
+def tags_of(server: Server) -> list[str]:
+    """The server's tags, sorted (read from the prefetched rows when there are)."""
+    return sorted(row.tag for row in server.tag_rows.all())
 
 
 def server_links(request: ComputeRequest, server_uuid: uuid.UUID) -> list[dict[str, str]]:
@@ -174,9 +177,9 @@ def server_detail(
         statuses = host_statuses if host_statuses is not None else service.host_statuses([server])
         body["host_status"] = statuses.get(server.host, "UNKNOWN") if server.host else ""
     if version >= (2, 19):
-        body["description"] = extra.get("description", server.name)
+        body["description"] = server.description
     if version >= (2, 26):
-        body["tags"] = list(extra.get("tags") or [])
+        body["tags"] = tags_of(server)
     if version >= (2, 63):
         body["trusted_image_certificates"] = extra.get("trusted_image_certificates")
     if show_server_groups and version >= (2, 71):

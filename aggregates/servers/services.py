@@ -18,6 +18,7 @@ import operator
 import random
 import re
 import string
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,8 +38,8 @@ from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity import services as identity
 from aggregates.identity.caller import Caller
 from aggregates.scheduling import boot_request
-from aggregates.servers import build, deletion, notifications
-from aggregates.servers.models import Server, status_q
+from aggregates.servers import actions, build, deletion, notifications
+from aggregates.servers.models import Server, ServerTag, sanitized_hostname, status_q
 from aggregates.value_schemas import MAX_INT, to_bool
 
 # Nova's [quota] metadata_items.
@@ -61,7 +62,7 @@ def sees_all_servers(caller: Caller) -> bool:
 
 
 def _visible(caller: Caller) -> QuerySet[Server]:
-    servers = Server.objects.select_related("decision")
+    servers = Server.objects.select_related("decision").prefetch_related("tag_rows")
     if not sees_all_servers(caller):
         servers = servers.filter(project_id=caller.project_id)
     return servers
@@ -142,7 +143,7 @@ def list_servers(caller: Caller, query: ServerQuery, max_limit: int = 1000) -> l
     """One page of servers, newest first (Nova's created_at, id descending)."""
     if query.all_tenants and not sees_all_servers(caller):
         raise Forbidden.by_policy(ALL_TENANTS_POLICY)
-    servers = Server.objects.select_related("decision")
+    servers = Server.objects.select_related("decision").prefetch_related("tag_rows")
     if query.all_tenants:
         if query.project_id:
             servers = servers.filter(project_id=query.project_id)
@@ -365,6 +366,7 @@ def create_servers(
     access_ip_v4: str | None = None,
     access_ip_v6: str | None = None,
     config_drive: bool | str | None = None,
+    hostname: str | None = None,
 ) -> CreatedServers:
     """Nova's POST /servers after its schema: checks in Nova's order, then
     min_count..max_count rows in BUILD and the audit event in one
@@ -414,6 +416,8 @@ def create_servers(
                 "servers can be created by one request."
             )
         maximum = min(maximum, MAX_SERVERS_PER_REQUEST)
+        if hostname and maximum > 1:
+            raise Invalid("Unable to set hostname with multiple instances.", field="hostname")
         hints: dict[str, Any] = dict(scheduler_hints or {})
         reservation_id = _reservation_id()
         user_id = identity.user_id_of(caller.user) if caller.user is not None else caller.username
@@ -424,16 +428,19 @@ def create_servers(
             "forced_node": forced_node,
             "min_count": minimum,
             "max_count": maximum,
-            "description": description,
             "networks": networks,
             "trusted_image_certificates": trusted_image_certificates,
-            "tags": sorted(set(tags)),
         }
         with transaction.atomic():
             servers = []
             for index in range(maximum):
+                server_name = MULTI_INSTANCE_NAME.format(name=name, count=index + 1) if maximum > 1 else name
+                server_uuid = uuid.uuid4()
                 server = Server.objects.create(
-                    name=MULTI_INSTANCE_NAME.format(name=name, count=index + 1) if maximum > 1 else name,
+                    uuid=server_uuid,
+                    name=server_name,
+                    description=description,
+                    hostname=hostname or sanitized_hostname(server_name, server_uuid),
                     project_id=caller.project_id,
                     user_id=user_id,
                     flavorid=flavor.flavorid,
@@ -454,6 +461,8 @@ def create_servers(
                     created_at=now,
                     updated_at=now,
                 )
+                ServerTag.objects.bulk_create(ServerTag(server=server, tag=tag) for tag in sorted(set(tags)))
+                actions.start(caller, server, actions.CREATE, now)
                 notifications.record(caller, "instance.create.start", server, request_id=caller.request_id)
                 servers.append(server)
             dispatch_build(reservation_id)
@@ -461,7 +470,7 @@ def create_servers(
 
 
 def description_of(server: Server) -> str | None:
-    return server.build_request.get("description") if server.build_request else None
+    return server.description
 
 
 def dispatch_build(reservation_id: str) -> None:
@@ -507,6 +516,8 @@ def delete_server(caller: Caller, server_uuid: str) -> None:
             server.task_state = Server.DELETING
             server.updated_at = timezone.now()
             server.save(update_fields=["task_state", "updated_at"])
+            action = actions.start(caller, server, actions.DELETE, server.updated_at)
+            actions.event_start(action, actions.TERMINATE, host=server.host)
             notifications.record(caller, "instance.delete.start", server, request_id=caller.request_id)
             server_pk = server.pk
             after_commit.dispatch(
