@@ -59,6 +59,8 @@ urlpatterns = [
     path("servers", servers.ServerListView.as_view()),
     path("servers/detail", servers.ServerDetailListView.as_view()),
     path("servers/<str:server_id>", servers.ServerView.as_view()),
+    path("servers/<str:server_id>/metadata", servers.ServerMetadataView.as_view()),
+    path("servers/<str:server_id>/metadata/<str:key>", servers.ServerMetadataItemView.as_view()),
     # server actions, each to its domain's handler (today every one is a move)
     path("servers/<str:server_id>/action", servers.ServerActionView.as_view(handlers=moves.ACTIONS)),
     # server moves: migrations

@@ -1,4 +1,5 @@
-"""``/servers``: create, list (brief and detailed), show and delete."""
+"""``/servers``: create, list (brief and detailed), show and delete; a
+server's metadata."""
 
 import secrets
 import string
@@ -16,7 +17,7 @@ from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import validate
 from aggregates.identity.caller import Caller
-from aggregates.servers import schemas, serializers
+from aggregates.servers import metadata, schemas, serializers
 from aggregates.servers import services as service
 
 TRUE = {"1", "t", "true", "on", "y", "yes"}
@@ -208,3 +209,39 @@ class ServerActionView(ComputeAPIView):
         if handler is None:
             raise ApiError(400, f"There is no such action: {action}")
         return handler(request, server_id, body)
+
+
+# --- metadata ---------------------------------------------------------------------------
+
+
+class ServerMetadataView(ComputeAPIView):
+    """GET, POST (merge) and PUT (replace) /servers/{id}/metadata."""
+
+    def get(self, request: ComputeRequest, server_id: str) -> Response:
+        query_params(request, schemas.server_show_query(request.version))
+        return Response({"metadata": metadata.get_metadata(caller_of(request), server_id)})
+
+    def post(self, request: ComputeRequest, server_id: str) -> Response:
+        body = validate(self.body(request), schemas.METADATA)
+        return Response({"metadata": metadata.update_metadata(caller_of(request), server_id, body["metadata"])})
+
+    def put(self, request: ComputeRequest, server_id: str) -> Response:
+        body = validate(self.body(request), schemas.METADATA)
+        new = metadata.update_metadata(caller_of(request), server_id, body["metadata"], replace=True)
+        return Response({"metadata": new})
+
+
+class ServerMetadataItemView(ComputeAPIView):
+    """GET, PUT and DELETE /servers/{id}/metadata/{key}."""
+
+    def get(self, request: ComputeRequest, server_id: str, key: str) -> Response:
+        query_params(request, schemas.server_show_query(request.version))
+        return Response({"meta": {key: metadata.get_item(caller_of(request), server_id, key)}})
+
+    def put(self, request: ComputeRequest, server_id: str, key: str) -> Response:
+        body = validate(self.body(request), schemas.METADATA_ITEM)
+        return Response({"meta": metadata.set_item(caller_of(request), server_id, key, body["meta"])})
+
+    def delete(self, request: ComputeRequest, server_id: str, key: str) -> Response:
+        metadata.delete_item(caller_of(request), server_id, key)
+        return Response(status=204)

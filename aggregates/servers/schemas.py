@@ -284,3 +284,19 @@ def server_list_query(version: tuple[int, int]) -> dict[str, Any]:
 def server_show_query(version: tuple[int, int]) -> dict[str, Any]:
     """GET /servers/{id} reads no parameter; from 2.102 it refuses any."""
     return query(strict=version >= (2, 102))
+
+
+# --- metadata (Nova's schemas/server_metadata.py) ------------------------------------
+
+METADATA = {
+    "type": "object",
+    "properties": {"metadata": _metadata},
+    "required": ["metadata"],
+    "additionalProperties": False,
+}
+METADATA_ITEM = {
+    "type": "object",
+    "properties": {"meta": {**_metadata, "minProperties": 1, "maxProperties": 1}},
+    "required": ["meta"],
+    "additionalProperties": False,
+}

@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from aggregates import after_commit
 from aggregates.audit import services as events
-from aggregates.errors import Forbidden, Invalid, NotFound
+from aggregates.errors import Conflict, Forbidden, Invalid, NotFound
 from aggregates.flavors import services as flavor_services
 from aggregates.flavors.models import Flavor
 from aggregates.hosts.models import ComputeNode, Service
@@ -79,6 +79,19 @@ def get_server(caller: Caller, server_uuid: str) -> Server:
     if server is None or server.vm_state == Server.DELETED:
         raise _not_found(server_uuid)
     return server
+
+
+def locked_server(caller: Caller, server_uuid: str) -> Server:
+    """``get_server``, the row locked for update (inside a transaction)."""
+    server = get_server(caller, server_uuid)
+    return Server.objects.select_for_update().get(pk=server.pk)
+
+
+def invalid_state(action: str, server_ref: str, attr: str, state: object) -> Conflict:
+    """Nova's conflict for an instance in the wrong state for ``action``."""
+    if state is None:
+        return Conflict(f"Instance {server_ref} is in an invalid state for '{action}'")
+    return Conflict(f"Cannot '{action}' instance {server_ref} while it is in {attr} {state}")
 
 
 # Every status Nova knows: a filter on another is a 400; one no state of
