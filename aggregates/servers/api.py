@@ -161,6 +161,7 @@ class ServerListView(ComputeAPIView):
             access_ip_v4=server.get("accessIPv4"),
             access_ip_v6=server.get("accessIPv6"),
             config_drive=server.get("config_drive"),
+            hostname=server.get("hostname") if version >= (2, 90) else None,
         )
         if server.get("return_reservation_id") is not None and str(server["return_reservation_id"]).lower() in TRUE:
             return Response(serializers.reservation_body(created), status=202)
@@ -182,6 +183,21 @@ class ServerView(ComputeAPIView):
         server = service.get_server(caller, server_id)
         link = serializers.decision_link(request, server, caller)
         return Response(serializers.server_body(request, server, caller), headers={"Link": link} if link else None)
+
+    def put(self, request: ComputeRequest, server_id: str) -> Response:
+        body = validate(self.body(request), schemas.server_update(request.version))["server"]
+        fields = {
+            "name": "name",
+            "description": "description",
+            "hostname": "hostname",
+            "accessIPv4": "access_ip_v4",
+            "accessIPv6": "access_ip_v6",
+            "pinned_availability_zone": "pinned_availability_zone",
+        }
+        changes = {field: body[key] for key, field in fields.items() if key in body}
+        caller = caller_of(request)
+        server = service.update_server(caller, server_id, changes)
+        return Response(serializers.update_body(request, server, caller))
 
     def delete(self, request: ComputeRequest, server_id: str) -> Response:
         service.delete_server(caller_of(request), server_id)

@@ -300,3 +300,31 @@ METADATA_ITEM = {
     "required": ["meta"],
     "additionalProperties": False,
 }
+
+
+# --- update (Nova's update, update_v219 ... update_v2104) ----------------------------
+
+
+def server_update(version: tuple[int, int]) -> dict[str, Any]:
+    """The PUT /servers/{id} body: description from 2.19, hostname from 2.90
+    (an FQDN from 2.94), pinned_availability_zone from 2.104."""
+    properties: dict[str, Any] = {
+        "name": name,
+        "OS-DCF:diskConfig": {"type": "string", "enum": ["AUTO", "MANUAL"]},
+        "accessIPv4": {"type": "string", "format": "ipv4"},
+        "accessIPv6": {"type": "string", "format": "ipv6"},
+    }
+    if version >= (2, 19):
+        properties["description"] = _description
+    if version >= (2, 94):
+        properties["hostname"] = _fqdn
+    elif version >= (2, 90):
+        properties["hostname"] = _hostname
+    if version >= (2, 104):
+        properties["pinned_availability_zone"] = {"oneOf": [name, {"type": "null"}]}
+    return {
+        "type": "object",
+        "properties": {"server": {"type": "object", "properties": properties, "additionalProperties": False}},
+        "required": ["server"],
+        "additionalProperties": False,
+    }

@@ -111,13 +111,46 @@ def _scheduler_hints(server: Server) -> dict[str, list[Any]]:
     return {key: value if isinstance(value, list) else [value] for key, value in hints.items()}
 
 
+def _extended(request: ComputeRequest, server: Server, is_admin: bool, body: dict[str, Any]) -> None:
+    """The keys Nova's view adds to a full server (show, lists, an update from 2.75)."""
+    body["OS-EXT-AZ:availability_zone"] = server.availability_zone or ""
+    body["config_drive"] = server.config_drive
+    body["key_name"] = None
+    body["OS-SRV-USG:launched_at"] = isotime(server.launched_at)
+    body["OS-SRV-USG:terminated_at"] = isotime(server.terminated_at)
+    if is_admin:
+        body["OS-EXT-SRV-ATTR:host"] = server.host
+        body["OS-EXT-SRV-ATTR:instance_name"] = instance_name(server)
+        body["OS-EXT-SRV-ATTR:hypervisor_hostname"] = server.node
+        if request.version >= (2, 3):
+            body.update(
+                {
+                    "OS-EXT-SRV-ATTR:hostname": hostname_of(server),
+                    "OS-EXT-SRV-ATTR:kernel_id": "",
+                    "OS-EXT-SRV-ATTR:launch_index": server.launch_index,
+                    "OS-EXT-SRV-ATTR:ramdisk_id": "",
+                    "OS-EXT-SRV-ATTR:reservation_id": server.reservation_id,
+                    "OS-EXT-SRV-ATTR:root_device_name": None,
+                    "OS-EXT-SRV-ATTR:user_data": None,
+                }
+            )
+    body["OS-EXT-STS:task_state"] = server.task_state
+    body["OS-EXT-STS:vm_state"] = server.vm_state
+    body["OS-EXT-STS:power_state"] = server.power_state
+    body["os-extended-volumes:volumes_attached"] = []
+
+
 def server_detail(
     request: ComputeRequest,
     server: Server,
     caller: Caller,
     host_statuses: dict[str, str] | None = None,
     show_server_groups: bool = False,
+    full: bool = True,
 ) -> dict[str, Any]:
+    """A server as Nova's view shows it; not ``full`` (an update's answer
+    before 2.75): without the zone, config drive, key, usage, extended
+    attributes, states, volumes, host status and pinned zone."""
     version = request.version
     is_admin = service.sees_all_servers(caller)
     status = status_of(server)
@@ -146,34 +179,11 @@ def server_detail(
             body["fault"] = fault
     if status in PROGRESS_STATUSES:
         body["progress"] = 0
-    body["OS-EXT-AZ:availability_zone"] = server.availability_zone or ""
-    body["config_drive"] = server.config_drive
-    body["key_name"] = None
-    body["OS-SRV-USG:launched_at"] = isotime(server.launched_at)
-    body["OS-SRV-USG:terminated_at"] = isotime(server.terminated_at)
-    if is_admin:
-        body["OS-EXT-SRV-ATTR:host"] = server.host
-        body["OS-EXT-SRV-ATTR:instance_name"] = instance_name(server)
-        body["OS-EXT-SRV-ATTR:hypervisor_hostname"] = server.node
-        if version >= (2, 3):
-            body.update(
-                {
-                    "OS-EXT-SRV-ATTR:hostname": hostname_of(server),
-                    "OS-EXT-SRV-ATTR:kernel_id": "",
-                    "OS-EXT-SRV-ATTR:launch_index": server.launch_index,
-                    "OS-EXT-SRV-ATTR:ramdisk_id": "",
-                    "OS-EXT-SRV-ATTR:reservation_id": server.reservation_id,
-                    "OS-EXT-SRV-ATTR:root_device_name": None,
-                    "OS-EXT-SRV-ATTR:user_data": None,
-                }
-            )
-    body["OS-EXT-STS:task_state"] = server.task_state
-    body["OS-EXT-STS:vm_state"] = server.vm_state
-    body["OS-EXT-STS:power_state"] = server.power_state
-    body["os-extended-volumes:volumes_attached"] = []
+    if full:
+        _extended(request, server, is_admin, body)
     if version >= (2, 9):
         body["locked"] = False
-    if version >= (2, 16) and is_admin:
+    if version >= (2, 16) and is_admin and full:
         statuses = host_statuses if host_statuses is not None else service.host_statuses([server])
         body["host_status"] = statuses.get(server.host, "UNKNOWN") if server.host else ""
     if version >= (2, 19):
@@ -186,9 +196,9 @@ def server_detail(
         body["server_groups"] = []
     if version >= (2, 73):
         body["locked_reason"] = None
-    if version >= (2, 90) and not is_admin:
+    if version >= (2, 90) and not (is_admin and full):
         body["OS-EXT-SRV-ATTR:hostname"] = hostname_of(server)
-    if version >= (2, 96):
+    if version >= (2, 96) and full:
         body["pinned_availability_zone"] = server.pinned_availability_zone
     if version >= (2, 100):
         body["scheduler_hints"] = _scheduler_hints(server)
@@ -197,6 +207,12 @@ def server_detail(
 
 def server_body(request: ComputeRequest, server: Server, caller: Caller) -> dict[str, dict[str, Any]]:
     return {"server": server_detail(request, server, caller, show_server_groups=True)}
+
+
+def update_body(request: ComputeRequest, server: Server, caller: Caller) -> dict[str, dict[str, Any]]:
+    """PUT /servers/{id}'s answer: the full server from 2.75, Nova's short view before."""
+    full = request.version >= (2, 75)
+    return {"server": server_detail(request, server, caller, show_server_groups=True, full=full)}
 
 
 def server_brief(request: ComputeRequest, server: Server) -> dict[str, Any]:

@@ -514,6 +514,58 @@ CATCH_UP = after_commit.CatchUp(
 )
 
 
+# --- update --------------------------------------------------------------------
+
+# What PUT /servers/{id} may change (Server's fields), and the pinned zone.
+UPDATABLE = ("name", "description", "hostname", "access_ip_v4", "access_ip_v6", "pinned_availability_zone")
+UNPIN_FIRST = (
+    "Cannot change pinned availability zone directly. Unpin first by setting pinned_availability_zone to null."
+)
+
+
+def _pinned_zone(server: Server, requested: str | None) -> str | None:
+    """Nova's 2.104 rules: null unpins; a pinned server keeps its zone; an
+    unpinned one is pinned to the zone it is in, and no other."""
+    if requested is None:
+        return None
+    current = server.pinned_availability_zone
+    if current is not None:
+        if requested != current:
+            raise Conflict(UNPIN_FIRST, field="pinned_availability_zone")
+        return current
+    if requested != server.availability_zone:
+        raise Conflict(
+            f"Server can only be pinned to its current availability zone '{server.availability_zone}', "
+            f"but '{requested}' was requested.",
+            field="pinned_availability_zone",
+        )
+    return requested
+
+
+def update_server(caller: Caller, server_uuid: str, changes: Mapping[str, Any]) -> Server:
+    """PUT /servers/{id}: ``changes`` keyed by UPDATABLE (only those given
+    change; a null description removes it). Nova checks no state here."""
+    unknown = set(changes) - set(UPDATABLE)
+    if unknown:
+        raise Invalid(f"Cannot update {', '.join(sorted(unknown))}.")
+    with events.failures_recorded(caller, "update_server", "server", server_uuid):
+        with transaction.atomic():
+            server = locked_server(caller, server_uuid)
+            values = dict(changes)
+            if "access_ip_v4" in values:
+                values["access_ip_v4"] = _access_ip(values["access_ip_v4"], 4, "accessIPv4")
+            if "access_ip_v6" in values:
+                values["access_ip_v6"] = _access_ip(values["access_ip_v6"], 6, "accessIPv6")
+            if "pinned_availability_zone" in values:
+                values["pinned_availability_zone"] = _pinned_zone(server, values["pinned_availability_zone"])
+            for field_name, value in values.items():
+                setattr(server, field_name, value)
+            server.updated_at = timezone.now()
+            server.save(update_fields=[*values, "updated_at"])
+            notifications.record(caller, "instance.update", server, request_id=caller.request_id)
+    return get_server(caller, server_uuid)
+
+
 # --- delete --------------------------------------------------------------------
 
 
