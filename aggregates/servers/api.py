@@ -1,8 +1,9 @@
-"""``/servers``: create, list (brief and detailed), show and delete; a
-server's metadata."""
+"""``/servers``: create, list (brief and detailed), show, update and
+delete; a server's metadata and tags."""
 
 import secrets
 import string
+import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -17,7 +18,7 @@ from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import validate
 from aggregates.identity.caller import Caller
-from aggregates.servers import metadata, schemas, serializers
+from aggregates.servers import metadata, schemas, serializers, tags
 from aggregates.servers import services as service
 
 TRUE = {"1", "t", "true", "on", "y", "yes"}
@@ -112,6 +113,9 @@ def _server_query(request: ComputeRequest, caller: Caller) -> service.ServerQuer
     if "limit" in params:
         query.limit = int(params["limit"])
     query.marker = params.get("marker")
+    for name in ("tags", "tags-any", "not-tags", "not-tags-any"):
+        if name in params:  # comma-separated, as Nova splits them
+            setattr(query, name.replace("-", "_"), [tag for tag in params[name].split(",") if tag])
     return query
 
 
@@ -260,4 +264,48 @@ class ServerMetadataItemView(ComputeAPIView):
 
     def delete(self, request: ComputeRequest, server_id: str, key: str) -> Response:
         metadata.delete_item(caller_of(request), server_id, key)
+        return Response(status=204)
+
+
+# --- tags (2.26) -------------------------------------------------------------------------
+
+
+class ServerTagListView(ComputeAPIView):
+    """GET, PUT (replace all) and DELETE (all) /servers/{id}/tags."""
+
+    min_version = (2, 26)
+
+    def get(self, request: ComputeRequest, server_id: str) -> Response:
+        query_params(request, schemas.server_show_query(request.version))
+        return Response({"tags": tags.list_tags(caller_of(request), server_id)})
+
+    def put(self, request: ComputeRequest, server_id: str) -> Response:
+        body = validate(self.body(request), schemas.TAGS)
+        return Response({"tags": tags.replace_tags(caller_of(request), server_id, body["tags"])})
+
+    def delete(self, request: ComputeRequest, server_id: str) -> Response:
+        tags.delete_tags(caller_of(request), server_id)
+        return Response(status=204)
+
+
+class ServerTagView(ComputeAPIView):
+    """GET (204 or 404), PUT (201 added, 204 there already) and DELETE /servers/{id}/tags/{tag}."""
+
+    min_version = (2, 26)
+
+    def get(self, request: ComputeRequest, server_id: str, tag: str) -> Response:
+        query_params(request, schemas.server_show_query(request.version))
+        tags.has_tag(caller_of(request), server_id, tag)
+        return Response(status=204)
+
+    def put(self, request: ComputeRequest, server_id: str, tag: str) -> Response:
+        if request._request.body.strip():
+            validate(request.data, schemas.TAG_BODY)
+        if not tags.add_tag(caller_of(request), server_id, tag):
+            return Response(status=204)
+        location = f"{serializers.server_links(request, uuid.UUID(server_id))[0]['href']}/tags/{tag}"
+        return Response(status=201, headers={"Location": location})
+
+    def delete(self, request: ComputeRequest, server_id: str, tag: str) -> Response:
+        tags.delete_tag(caller_of(request), server_id, tag)
         return Response(status=204)

@@ -23,6 +23,7 @@ _positive_integer = {
 }
 _ip_address = {"type": "string", "oneOf": [{"format": "ipv4"}, {"format": "ipv6"}]}
 _tag = {"type": "string", "pattern": "^[^,/]*$", "minLength": 1, "maxLength": MAX_TAG_LENGTH}
+TAG = _tag
 _fqdn = {"type": "string", "pattern": "^[a-zA-Z0-9-._]*$", "minLength": 1, "maxLength": 255}
 _hostname = {"type": "string", "pattern": "^[a-zA-Z0-9]+[a-zA-Z0-9-]*[a-zA-Z0-9]+$", "minLength": 2, "maxLength": 63}
 _description = {"type": ["string", "null"], "minLength": 0, "maxLength": 255}
@@ -328,3 +329,15 @@ def server_update(version: tuple[int, int]) -> dict[str, Any]:
         "required": ["server"],
         "additionalProperties": False,
     }
+
+
+# --- tags (Nova's schemas/server_tags.py) ----------------------------------------------
+
+TAGS = {
+    "type": "object",
+    "properties": {"tags": {"type": "array", "items": _tag, "maxItems": MAX_TAG_COUNT}},
+    "required": ["tags"],
+    "additionalProperties": False,
+}
+# PUT /servers/{id}/tags/{tag} takes no body (or null).
+TAG_BODY = {"type": "null"}

@@ -26,7 +26,7 @@ from functools import reduce
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from aggregates import after_commit
@@ -142,6 +142,28 @@ class ServerQuery:
     changes_before: datetime | None = None
     limit: int | None = None
     marker: str | None = None
+    # 2.26's tag filters: every one of tags, any of tags_any, not every one
+    # of not_tags, none of not_tags_any.
+    tags: list[str] = field(default_factory=list)
+    tags_any: list[str] = field(default_factory=list)
+    not_tags: list[str] = field(default_factory=list)
+    not_tags_any: list[str] = field(default_factory=list)
+
+
+def _tagged(tags: Sequence[str]) -> Exists:
+    return Exists(ServerTag.objects.filter(server=OuterRef("pk"), tag__in=list(tags)))
+
+
+def _tag_filters(servers: QuerySet[Server], query: ServerQuery) -> QuerySet[Server]:
+    for tag in query.tags:
+        servers = servers.filter(_tagged([tag]))
+    if query.tags_any:
+        servers = servers.filter(_tagged(query.tags_any))
+    if query.not_tags:
+        servers = servers.exclude(reduce(operator.and_, [Q(_tagged([tag])) for tag in query.not_tags]))
+    if query.not_tags_any:
+        servers = servers.exclude(_tagged(query.not_tags_any))
+    return servers
 
 
 def _regex(value: str, name: str) -> str:
@@ -197,6 +219,7 @@ def list_servers(caller: Caller, query: ServerQuery, max_limit: int = 1000) -> l
     if query.uuid is not None:
         parsed = boot_request.parse_uuid(query.uuid)
         servers = servers.filter(uuid=parsed) if parsed else servers.none()
+    servers = _tag_filters(servers, query)
     if query.changes_since is not None:
         servers = servers.filter(updated_at__gte=query.changes_since)
     if query.changes_before is not None:
