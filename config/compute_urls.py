@@ -63,6 +63,8 @@ urlpatterns = [
     path("servers/<str:server_id>/metadata/<str:key>", servers.ServerMetadataItemView.as_view()),
     path("servers/<str:server_id>/tags", servers.ServerTagListView.as_view()),
     path("servers/<str:server_id>/tags/<str:tag>", servers.ServerTagView.as_view()),
+    path("servers/<str:server_id>/os-instance-actions", servers.InstanceActionListView.as_view()),
+    path("servers/<str:server_id>/os-instance-actions/<str:request_id>", servers.InstanceActionView.as_view()),
     # server actions, each to its domain's handler (today every one is a move)
     path("servers/<str:server_id>/action", servers.ServerActionView.as_view(handlers=moves.ACTIONS)),
     # server moves: migrations

@@ -309,3 +309,46 @@ class ServerTagView(ComputeAPIView):
     def delete(self, request: ComputeRequest, server_id: str, tag: str) -> Response:
         tags.delete_tag(caller_of(request), server_id, tag)
         return Response(status=204)
+
+
+# --- instance actions ---------------------------------------------------------------------
+
+
+def _query_time(name: str, value: str) -> datetime:
+    parsed = parse_datetime(value) if value else None
+    if parsed is None:
+        raise ApiError(
+            400, f"Invalid input for query parameters {name}. Value: {value}. '{value}' is not a 'date-time'"
+        )
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+class InstanceActionListView(ComputeAPIView):
+    """GET /servers/{id}/os-instance-actions (deleted servers from 2.21; paging from 2.58)."""
+
+    def get(self, request: ComputeRequest, server_id: str) -> Response:
+        version = request.version
+        params = query_params(request, schemas.instance_actions_query(version))
+        query = service.ActionQuery(include_deleted=version >= (2, 21))
+        if version >= (2, 58):
+            if "limit" in params:
+                query.limit = int(params["limit"])
+            query.marker = params.get("marker")
+            if "changes-since" in params:
+                query.changes_since = _query_time("changes-since", params["changes-since"])
+            if "changes-before" in params:
+                query.changes_before = _query_time("changes-before", params["changes-before"])
+                if query.changes_since and query.changes_before < query.changes_since:
+                    raise ApiError(400, "The value of changes-since must be less than or equal to changes-before.")
+        actions = service.list_actions(caller_of(request), server_id, query, max_limit=MAX_LIMIT)
+        return Response(serializers.action_list_body(request, server_id, actions, query.limit, MAX_LIMIT))
+
+
+class InstanceActionView(ComputeAPIView):
+    """GET /servers/{id}/os-instance-actions/{request_id}."""
+
+    def get(self, request: ComputeRequest, server_id: str, request_id: str) -> Response:
+        query_params(request, schemas.server_show_query(request.version))
+        caller = caller_of(request)
+        action = service.get_action(caller, server_id, request_id, include_deleted=request.version >= (2, 21))
+        return Response(serializers.action_body(request, action, caller))

@@ -7,7 +7,7 @@ Not API layer: plain JSON schemas, checked with aggregates.schema_check."""
 import copy
 from typing import Any
 
-from aggregates.value_schemas import MAX_INT, boolean, name, query
+from aggregates.value_schemas import MAX_INT, boolean, name, non_negative_integer_query, query
 
 MAX_TAG_LENGTH = 60
 MAX_TAG_COUNT = 50
@@ -341,3 +341,21 @@ TAGS = {
 }
 # PUT /servers/{id}/tags/{tag} takes no body (or null).
 TAG_BODY = {"type": "null"}
+
+
+# --- instance actions (Nova's schemas/instance_actions.py) ------------------------------
+
+
+def instance_actions_query(version: tuple[int, int]) -> dict[str, Any]:
+    """GET /servers/{id}/os-instance-actions: open below 2.58; from 2.58
+    limit, marker and changes-since only, changes-before from 2.66."""
+    if version < (2, 58):
+        return query()
+    properties: dict[str, Any] = {
+        "limit": non_negative_integer_query,
+        "marker": _string,
+        "changes-since": {"type": "string", "format": "date-time"},
+    }
+    if version >= (2, 66):
+        properties["changes-before"] = {"type": "string", "format": "date-time"}
+    return query(properties, strict=True)

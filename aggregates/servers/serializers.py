@@ -13,7 +13,7 @@ from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.identity.caller import Caller
 from aggregates.scheduling.api import POLICY as EXPLAIN_POLICY
 from aggregates.servers import services as service
-from aggregates.servers.models import Server, sanitized_hostname, status_of
+from aggregates.servers.models import InstanceAction, Server, sanitized_hostname, status_of
 from config.public_url import public_base
 
 PROGRESS_STATUSES = ("ACTIVE", "BUILD", "REBUILD", "RESIZE", "VERIFY_RESIZE", "MIGRATING")
@@ -268,3 +268,73 @@ def create_body(
 
 def reservation_body(created: service.CreatedServers) -> dict[str, str]:
     return {"reservation_id": created.reservation_id}
+
+
+# --- instance actions (Nova's instance_actions controller) ----------------------------
+
+ACTION_KEYS = ("action", "instance_uuid", "request_id", "user_id", "project_id", "start_time", "message")
+
+
+def _action(request: ComputeRequest, action: InstanceAction, server: Server) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "action": action.action,
+        "instance_uuid": str(server.uuid),
+        "request_id": action.request_id,
+        "user_id": action.user_id,
+        "project_id": action.project_id,
+        "start_time": isotime(action.start_time),
+        "message": action.message,
+    }
+    if request.version >= (2, 58):
+        body["updated_at"] = isotime(action.updated_at)
+    return body
+
+
+def _generated_host_id(host: str | None, project_id: str) -> str:
+    return sha224((project_id + host).encode("utf-8")).hexdigest() if host else ""
+
+
+def action_list_body(
+    request: ComputeRequest, server_uuid: str, actions: Sequence[InstanceAction], limit: int | None, max_limit: int
+) -> dict[str, Any]:
+    """The list, with a next link from 2.58 when the page is as long as the limit."""
+    body: dict[str, Any] = {"instanceActions": [_action(request, item, item.server) for item in actions]}
+    page = max_limit if limit is None or limit > max_limit else limit
+    if request.version >= (2, 58) and actions and page == len(actions):
+        params = dict(sorted(request.query_params.items()))
+        params["marker"] = actions[-1].request_id
+        href = f"{public_base(request)}/compute/v2.1/servers/{server_uuid}/os-instance-actions?{urlencode(params)}"
+        body["links"] = [{"rel": "next", "href": href}]
+    return body
+
+
+def action_body(request: ComputeRequest, action: InstanceAction, caller: Caller) -> dict[str, Any]:
+    """One action: its events for admins always (with traceback, host from
+    2.62), for others from 2.51 (without them); hostId from 2.62, details
+    for admins from 2.84."""
+    version = request.version
+    server = action.server
+    body = _action(request, action, server)
+    is_admin = caller.is_admin
+    if not (is_admin or version >= (2, 51)):
+        return {"instanceAction": body}
+    project_id = action.project_id or server.project_id
+    events = []
+    for row in action.events.all():
+        event: dict[str, Any] = {
+            "event": row.event,
+            "start_time": isotime(row.start_time),
+            "finish_time": isotime(row.finish_time),
+            "result": row.result,
+        }
+        if is_admin:
+            event["traceback"] = row.traceback
+            if version >= (2, 62):
+                event["host"] = row.host
+        if version >= (2, 62):
+            event["hostId"] = _generated_host_id(row.host, project_id)
+        if is_admin and version >= (2, 84):
+            event["details"] = row.details
+        events.append(event)
+    body["events"] = events
+    return {"instanceAction": body}

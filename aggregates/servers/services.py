@@ -26,7 +26,7 @@ from functools import reduce
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from aggregates import after_commit
@@ -39,7 +39,14 @@ from aggregates.identity import services as identity
 from aggregates.identity.caller import Caller
 from aggregates.scheduling import boot_request
 from aggregates.servers import actions, build, deletion, notifications
-from aggregates.servers.models import Server, ServerTag, sanitized_hostname, status_q
+from aggregates.servers.models import (
+    InstanceAction,
+    InstanceActionEvent,
+    Server,
+    ServerTag,
+    sanitized_hostname,
+    status_q,
+)
 from aggregates.value_schemas import MAX_INT, to_bool
 
 # Nova's [quota] metadata_items.
@@ -72,11 +79,13 @@ def _not_found(server_uuid: object) -> NotFound:
     return NotFound(f"Instance {server_uuid} could not be found.")
 
 
-def get_server(caller: Caller, server_uuid: str) -> Server:
-    """A server the caller may see and that is not deleted, else 404."""
+def get_server(caller: Caller, server_uuid: str, include_deleted: bool = False) -> Server:
+    """A server the caller may see and that is not deleted (unless
+    ``include_deleted``), else 404."""
     parsed = boot_request.parse_uuid(server_uuid)
-    server = _visible(caller).filter(uuid=parsed, deleted_at__isnull=True).first() if parsed else None
-    if server is None or server.vm_state == Server.DELETED:
+    server = _visible(caller).filter(uuid=parsed).first() if parsed else None
+    deleted = server is not None and (server.deleted_at is not None or server.vm_state == Server.DELETED)
+    if server is None or (deleted and not include_deleted):
         raise _not_found(server_uuid)
     return server
 
@@ -258,6 +267,56 @@ def servers_on_hosts(hosts: Iterable[str]) -> dict[str, list[Server]]:
     rows = Server.objects.filter(host__in=list(hosts)).exclude(vm_state=Server.DELETED).order_by("created_at", "id")
     for server in rows:
         found.setdefault(server.host or "", []).append(server)
+    return found
+
+
+# --- instance actions ----------------------------------------------------------
+
+
+@dataclass
+class ActionQuery:
+    """GET /servers/{id}/os-instance-actions: deleted servers from 2.21;
+    paging and the time filters (on updated_at) from 2.58."""
+
+    include_deleted: bool = False
+    limit: int | None = None
+    marker: str | None = None
+    changes_since: datetime | None = None
+    changes_before: datetime | None = None
+
+
+def list_actions(caller: Caller, server_uuid: str, query: ActionQuery, max_limit: int = 1000) -> list[InstanceAction]:
+    """A server's actions, newest first (Nova's created_at, id descending)."""
+    server = get_server(caller, server_uuid, include_deleted=query.include_deleted)
+    rows = InstanceAction.objects.filter(server=server).select_related("server").order_by("-created_at", "-id")
+    if query.changes_since is not None:
+        rows = rows.filter(updated_at__gte=query.changes_since)
+    if query.changes_before is not None:
+        rows = rows.filter(updated_at__lte=query.changes_before)
+    if query.limit == 0:
+        return []
+    if query.marker is not None:
+        marker = InstanceAction.objects.filter(server=server, request_id=query.marker).order_by("-created_at", "-id")
+        found = marker.first()
+        if found is None:
+            raise Invalid(f"Marker {query.marker} could not be found.", field="marker")
+        rows = rows.filter(Q(created_at__lt=found.created_at) | Q(created_at=found.created_at, id__lt=found.id))
+    limit = min(query.limit if query.limit is not None else max_limit, max_limit)
+    return list(rows[:limit])
+
+
+def get_action(caller: Caller, server_uuid: str, request_id: str, include_deleted: bool = False) -> InstanceAction:
+    """The server's (newest) action of request ``request_id``, its events prefetched (newest first)."""
+    server = get_server(caller, server_uuid, include_deleted=include_deleted)
+    found = (
+        InstanceAction.objects.filter(server=server, request_id=request_id)
+        .select_related("server")
+        .prefetch_related(Prefetch("events", queryset=InstanceActionEvent.objects.order_by("-created_at", "-id")))
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    if found is None:
+        raise NotFound(f"Action {request_id} not found", field="request_id")
     return found
 
 
