@@ -208,6 +208,29 @@ class ServerView(ComputeAPIView):
         return Response(status=204)
 
 
+def reset_state(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
+    state = validate(body, schemas.RESET_STATE)["os-resetState"]["state"]
+    service.reset_state(caller_of(request), server_id, state)
+    return Response(status=202)
+
+
+def force_delete(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
+    validate(body, schemas.FORCE_DELETE)
+    service.force_delete_server(caller_of(request), server_id)
+    return Response(status=202)
+
+
+def restore(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
+    validate(body, schemas.RESTORE)
+    service.restore_server(caller_of(request), server_id)
+    return Response(status=202)
+
+
+# The server actions of servers themselves, by the body's key (the routes
+# table gives them, with the moves', to ServerActionView).
+ACTIONS = {"os-resetState": reset_state, "forceDelete": force_delete, "restore": restore}
+
+
 # A server action's handler: (request, server id, body) -> the response.
 ServerAction = Callable[[ComputeRequest, str, dict[str, Any]], Response]
 

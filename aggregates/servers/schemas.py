@@ -359,3 +359,27 @@ def instance_actions_query(version: tuple[int, int]) -> dict[str, Any]:
     if version >= (2, 66):
         properties["changes-before"] = {"type": "string", "format": "date-time"}
     return query(properties, strict=True)
+
+
+# --- admin and deferred-delete actions (Nova's admin_actions, deferred_delete) ----------
+
+RESET_STATE = {
+    "type": "object",
+    "properties": {
+        "os-resetState": {
+            "type": "object",
+            "properties": {"state": {"type": "string", "enum": ["active", "error"]}},
+            "required": ["state"],
+            "additionalProperties": False,
+        }
+    },
+    "required": ["os-resetState"],
+    "additionalProperties": False,
+}
+RESTORE = {"type": "object", "properties": {"restore": {}}, "required": ["restore"], "additionalProperties": False}
+FORCE_DELETE = {
+    "type": "object",
+    "properties": {"forceDelete": {}},
+    "required": ["forceDelete"],
+    "additionalProperties": False,
+}

@@ -648,6 +648,45 @@ def update_server(caller: Caller, server_uuid: str, changes: Mapping[str, Any]) 
     return get_server(caller, server_uuid)
 
 
+# --- admin actions -----------------------------------------------------------------
+
+RESET_STATE_POLICY = "os_compute_api:os-admin-actions:reset_state"
+RESETTABLE_STATES = (Server.ACTIVE, Server.ERROR)
+
+
+def reset_state(caller: Caller, server_uuid: str, state: str) -> Server:
+    """os-resetState (admins): the vm_state becomes ``state`` and the task
+    clears; recorded as a resetState action."""
+    with events.failures_recorded(caller, "reset_server_state", "server", server_uuid):
+        with transaction.atomic():
+            server = locked_server(caller, server_uuid)
+            if not caller.is_admin:
+                raise Forbidden.by_policy(RESET_STATE_POLICY)
+            if state not in RESETTABLE_STATES:
+                raise Invalid(f"Invalid state {state}: one of {', '.join(RESETTABLE_STATES)}.", field="state")
+            action = actions.start(caller, server, actions.RESET_STATE)
+            server.vm_state, server.task_state = state, None
+            server.updated_at = timezone.now()
+            server.save(update_fields=["vm_state", "task_state", "updated_at"])
+            actions.finish(action)
+            notifications.record(caller, "instance.update", server, request_id=caller.request_id)
+    return server
+
+
+def restore_server(caller: Caller, server_uuid: str) -> None:
+    """restore: Nova restores SOFT_DELETED servers only, and with its default
+    reclaim_instance_interval of 0 (Corral's only mode) a delete is
+    immediate, so no server is ever soft-deleted: 404 for an unknown or
+    deleted server, else Nova's 409."""
+    server = get_server(caller, server_uuid)
+    raise invalid_state("restore", server_uuid, "vm_state", server.vm_state)
+
+
+def force_delete_server(caller: Caller, server_uuid: str) -> None:
+    """forceDelete: with no deferred delete, the same as DELETE /servers/{id}."""
+    delete_server(caller, server_uuid)
+
+
 # --- delete --------------------------------------------------------------------
 
 
