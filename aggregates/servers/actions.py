@@ -7,6 +7,7 @@ one; the API reads them (``services.list_actions``, ``services.get_action``)."""
 import uuid
 from datetime import datetime
 
+from django.db.models import Prefetch
 from django.utils import timezone
 
 from aggregates.identity import services as identity
@@ -68,6 +69,12 @@ def latest(server: Server, action: str, request_id: str | None = None) -> Instan
     if request_id:
         rows = rows.filter(request_id=request_id)
     return rows.order_by("-created_at", "-id").first()
+
+
+def actions_of(server: Server) -> list[InstanceAction]:
+    """Every action of a server, newest first, its events prefetched (the console)."""
+    events = Prefetch("events", queryset=InstanceActionEvent.objects.order_by("-created_at", "-id"))
+    return list(InstanceAction.objects.filter(server=server).prefetch_related(events).order_by("-created_at", "-id"))
 
 
 def event_start(action: InstanceAction | None, event: str, host: str | None = None) -> InstanceActionEvent | None:
