@@ -512,7 +512,7 @@ def create_servers(
             )
         maximum = min(maximum, MAX_SERVERS_PER_REQUEST)
         if hostname and maximum > 1:
-            raise Invalid("Unable to set hostname with multiple instances.", field="hostname")
+            raise Invalid("Unable to allocate a single hostname to multiple instances", field="hostname")
         hints: dict[str, Any] = dict(scheduler_hints or {})
         reservation_id = _reservation_id()
         user_id = identity.user_id_of(caller.user) if caller.user is not None else caller.username

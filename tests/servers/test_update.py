@@ -120,3 +120,20 @@ def test_unknown_and_other_projects_servers_are_404(server_id, token_for):
     for ref in (UNKNOWN, server_id):
         message = fault(put(other, ref, "2.100", name="x"), 404, "itemNotFound")
         assert message == f"Instance {ref} could not be found."
+
+
+def test_a_hostname_given_at_create_is_kept_and_is_for_one_server_only(cloud, member_api):
+    cloud.host("h1")
+    flavor, image = cloud.flavor(), cloud.image()
+    response = member_api.post("/servers", cli_body(flavor, image, name="My VM", hostname="web-a"), version="2.90")
+    assert response.status_code == 202, response.content
+    server_id = response.json()["server"]["id"]
+    shown = member_api.get(f"/servers/{server_id}", version="2.90").json()["server"]
+    assert shown["OS-EXT-SRV-ATTR:hostname"] == "web-a"
+    response = member_api.post("/servers", cli_body(flavor, image, name="vm2"), version="2.90")
+    shown = member_api.get(f"/servers/{response.json()['server']['id']}", version="2.90").json()["server"]
+    assert shown["OS-EXT-SRV-ATTR:hostname"] == "vm2"
+
+    body = cli_body(flavor, image, name="many", hostname="web-b", max_count=2)
+    message = fault(member_api.post("/servers", body, version="2.90"), 400, "badRequest")
+    assert message == "Unable to allocate a single hostname to multiple instances"
