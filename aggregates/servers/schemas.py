@@ -322,7 +322,9 @@ def server_update(version: tuple[int, int]) -> dict[str, Any]:
     elif version >= (2, 90):
         properties["hostname"] = _hostname
     if version >= (2, 104):
-        properties["pinned_availability_zone"] = {"oneOf": [name, {"type": "null"}]}
+        properties["pinned_availability_zone"] = {
+            "oneOf": [{"type": "string", "minLength": 1, "maxLength": 255}, {"type": "null"}]
+        }
     return {
         "type": "object",
         "properties": {"server": {"type": "object", "properties": properties, "additionalProperties": False}},
