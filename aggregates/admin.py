@@ -269,6 +269,26 @@ class ServerAdmin(ReadOnlyAdmin):
     search_fields = ("name", "uuid", "host", "project_id", "reservation_id")
 
 
+@admin.register(models.ServerTag)
+class ServerTagAdmin(ReadOnlyAdmin):
+    list_display = ("tag", "server")
+    search_fields = ("tag", "server__uuid")
+
+
+@admin.register(models.InstanceAction)
+class InstanceActionAdmin(ReadOnlyAdmin):
+    list_display = ("action", "request_id", "server", "user_id", "project_id", "start_time", "message")
+    list_filter = ("action",)
+    search_fields = ("request_id", "server__uuid", "user_id", "project_id")
+
+
+@admin.register(models.InstanceActionEvent)
+class InstanceActionEventAdmin(ReadOnlyAdmin):
+    list_display = ("event", "action", "result", "host", "start_time", "finish_time")
+    list_filter = ("result",)
+    search_fields = ("event", "action__request_id", "host")
+
+
 @admin.register(models.ServerMigration)
 class ServerMigrationAdmin(ReadOnlyAdmin):
     list_display = (

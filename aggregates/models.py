@@ -19,4 +19,4 @@ from aggregates.mirroring.models import (  # noqa: F401
 from aggregates.moves.models import ServerMigration  # noqa: F401
 from aggregates.precache.models import ImageCacheHost, ImageCacheJob, ImageCacheResult  # noqa: F401
 from aggregates.scheduling.models import SchedulingDecision  # noqa: F401
-from aggregates.servers.models import Server  # noqa: F401
+from aggregates.servers.models import InstanceAction, InstanceActionEvent, Server, ServerTag  # noqa: F401

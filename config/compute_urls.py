@@ -59,8 +59,18 @@ urlpatterns = [
     path("servers", servers.ServerListView.as_view()),
     path("servers/detail", servers.ServerDetailListView.as_view()),
     path("servers/<str:server_id>", servers.ServerView.as_view()),
-    # server actions, each to its domain's handler (today every one is a move)
-    path("servers/<str:server_id>/action", servers.ServerActionView.as_view(handlers=moves.ACTIONS)),
+    path("servers/<str:server_id>/metadata", servers.ServerMetadataView.as_view()),
+    path("servers/<str:server_id>/metadata/<str:key>", servers.ServerMetadataItemView.as_view()),
+    path("servers/<str:server_id>/tags", servers.ServerTagListView.as_view()),
+    path("servers/<str:server_id>/tags/<str:tag>", servers.ServerTagView.as_view()),
+    path("servers/<str:server_id>/os-instance-actions", servers.InstanceActionListView.as_view()),
+    path("servers/<str:server_id>/os-instance-actions/<str:request_id>", servers.InstanceActionView.as_view()),
+    # server actions, each to its domain's handler: the servers' own (state reset,
+    # forceDelete, restore) and the moves
+    path(
+        "servers/<str:server_id>/action",
+        servers.ServerActionView.as_view(handlers={**servers.ACTIONS, **moves.ACTIONS}),
+    ),
     # server moves: migrations
     path("os-migrations", moves.MigrationListView.as_view()),
     path("servers/<str:server_id>/migrations", moves.ServerMigrationListView.as_view()),

@@ -20,7 +20,7 @@ from aggregates.errors import ServiceError
 from aggregates.identity import services as identity
 from aggregates.identity.caller import Caller
 from aggregates.images.models import Image
-from aggregates.servers import services
+from aggregates.servers import actions, services, tags
 from aggregates.servers.models import Server, status_of, status_q
 
 from .console import caller_of, console_view, form_error, page, paginate
@@ -136,6 +136,8 @@ def server_detail(request: HttpRequest, server_uuid: str) -> HttpResponse:
         "description": services.description_of(server),
         "extra_specs": sorted(((server.flavor or {}).get("extra_specs") or {}).items()),
         "metadata": sorted((server.metadata or {}).items()),
+        "tags": tags.tags_of(server),
+        "actions": actions.actions_of(server),
         "hints": sorted((server.scheduler_hints or {}).items()),
     }
     return page(request, context, "dashboard/servers/detail.html")

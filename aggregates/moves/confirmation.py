@@ -17,6 +17,7 @@ from aggregates.moves import checks, notifications, states
 from aggregates.moves.models import ServerMigration
 from aggregates.placement_client import PlacementError
 from aggregates.scheduling import services as scheduling
+from aggregates.servers import actions
 from aggregates.servers.models import Server
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,8 @@ def confirm_resize(caller: Caller, server_uuid: str) -> ServerMigration:
                 raise Conflict("Service is unavailable at this time.")
             migration.status, migration.updated_at = ServerMigration.CONFIRMING, timezone.now()
             migration.save(update_fields=["status", "updated_at"])
+            action = actions.start(caller, server, actions.CONFIRM_RESIZE, migration.updated_at)
+            actions.event_start(action, actions.CONFIRM_RESIZE_EVENT, host=migration.source_compute)
         return _complete_confirm(caller, migration.pk)
 
 
@@ -68,6 +71,9 @@ def _complete_confirm(caller: Caller, migration_pk: int) -> ServerMigration:
             server.updated_at = now
             server.save(update_fields=["vm_state", "updated_at"])
         migration.server = server
+        actions.event_finish(
+            actions.latest(server, actions.CONFIRM_RESIZE), actions.CONFIRM_RESIZE_EVENT, host=migration.source_compute
+        )
         notifications.record(caller, "instance.resize_confirm.end", server, migration, request_id=caller.request_id)
     return migration
 

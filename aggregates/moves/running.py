@@ -18,8 +18,8 @@ from aggregates.identity.caller import Caller
 from aggregates.moves import notifications, states
 from aggregates.moves.models import ServerMigration
 from aggregates.scheduling import services as scheduling
-from aggregates.servers import build
-from aggregates.servers.models import Server
+from aggregates.servers import actions, build
+from aggregates.servers.models import InstanceAction, InstanceActionEvent, Server
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +70,15 @@ def _take(migration_pk: int) -> ServerMigration | None:
         migration.save(update_fields=["status", "updated_at"])
         server.task_state, server.updated_at = states.TASK_RUNNING[kind], now
         server.save(update_fields=["task_state", "updated_at"])
+        actions.event_start(_action_of(migration, server), states.CONDUCTOR_EVENT[kind])
         migration.server = server
     return migration
+
+
+def _action_of(migration: ServerMigration, server: Server) -> InstanceAction | None:
+    """The instance action the request that asked for the move recorded."""
+    kind = migration.migration_type
+    return actions.latest(server, states.INSTANCE_ACTION[kind], migration.request.get("request_id"))
 
 
 def run_move(migration_pk: int) -> MoveOutcome:
@@ -147,6 +154,10 @@ def finish(
             server.updated_at = now
             server.save()
             migration.save()
+            action = _action_of(migration, server)
+            actions.event_finish(action, states.CONDUCTOR_EVENT[kind])
+            actions.event_start(action, states.COMPUTE_EVENT[kind], host=target.host)
+            actions.event_finish(action, states.COMPUTE_EVENT[kind], host=target.host)
             moved = True
             notifications.record(caller, f"{states.EVENT[kind]}.end", server, migration)
         else:
@@ -157,6 +168,12 @@ def finish(
                 server.updated_at = now
                 server.save(update_fields=["task_state", "updated_at"])
             migration.save()
+            actions.event_finish(
+                _action_of(migration, server),
+                states.CONDUCTOR_EVENT[kind],
+                InstanceActionEvent.ERROR,
+                details=migration.message,
+            )
             notifications.record(caller, f"{states.EVENT[kind]}.error", server, migration)
         outcome = _outcome(migration, moved, migration.dest_compute if moved else None)
     for consumer_uuid in release_after:

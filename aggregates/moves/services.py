@@ -24,6 +24,7 @@ from aggregates.identity.caller import Caller
 from aggregates.moves import checks, notifications, running, states
 from aggregates.moves.models import ServerMigration
 from aggregates.scheduling import boot_request
+from aggregates.servers import actions
 from aggregates.servers import services as server_services
 from aggregates.servers.models import Server
 
@@ -43,6 +44,7 @@ def _accept(
     row and the server's task state, and the audit event."""
     now = timezone.now()
     flavor_pk = _flavor_pk(server.flavorid)
+    action = actions.start(caller, server, states.INSTANCE_ACTION[kind], now)
     migration = ServerMigration.objects.create(
         server=server,
         migration_type=kind,
@@ -54,7 +56,12 @@ def _accept(
         new_instance_type_id=flavor_pk,
         project_id=server.project_id,
         user_id=server.user_id,
-        request={"requested_host": requested_host, "old_vm_state": server.vm_state, **request},
+        request={
+            "requested_host": requested_host,
+            "old_vm_state": server.vm_state,
+            "request_id": action.request_id,
+            **request,
+        },
         created_at=now,
         updated_at=now,
     )

@@ -1,7 +1,9 @@
-"""``/servers``: create, list (brief and detailed), show and delete."""
+"""``/servers``: create, list (brief and detailed), show, update and
+delete; a server's metadata and tags."""
 
 import secrets
 import string
+import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -16,7 +18,7 @@ from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import validate
 from aggregates.identity.caller import Caller
-from aggregates.servers import schemas, serializers
+from aggregates.servers import metadata, schemas, serializers, tags
 from aggregates.servers import services as service
 
 TRUE = {"1", "t", "true", "on", "y", "yes"}
@@ -111,6 +113,9 @@ def _server_query(request: ComputeRequest, caller: Caller) -> service.ServerQuer
     if "limit" in params:
         query.limit = int(params["limit"])
     query.marker = params.get("marker")
+    for name in ("tags", "tags-any", "not-tags", "not-tags-any"):
+        if name in params:  # comma-separated, as Nova splits them
+            setattr(query, name.replace("-", "_"), [tag for tag in params[name].split(",") if tag])
     return query
 
 
@@ -160,6 +165,7 @@ class ServerListView(ComputeAPIView):
             access_ip_v4=server.get("accessIPv4"),
             access_ip_v6=server.get("accessIPv6"),
             config_drive=server.get("config_drive"),
+            hostname=server.get("hostname") if version >= (2, 90) else None,
         )
         if server.get("return_reservation_id") is not None and str(server["return_reservation_id"]).lower() in TRUE:
             return Response(serializers.reservation_body(created), status=202)
@@ -182,9 +188,47 @@ class ServerView(ComputeAPIView):
         link = serializers.decision_link(request, server, caller)
         return Response(serializers.server_body(request, server, caller), headers={"Link": link} if link else None)
 
+    def put(self, request: ComputeRequest, server_id: str) -> Response:
+        body = validate(self.body(request), schemas.server_update(request.version))["server"]
+        fields = {
+            "name": "name",
+            "description": "description",
+            "hostname": "hostname",
+            "accessIPv4": "access_ip_v4",
+            "accessIPv6": "access_ip_v6",
+            "pinned_availability_zone": "pinned_availability_zone",
+        }
+        changes = {field: body[key] for key, field in fields.items() if key in body}
+        caller = caller_of(request)
+        server = service.update_server(caller, server_id, changes)
+        return Response(serializers.update_body(request, server, caller))
+
     def delete(self, request: ComputeRequest, server_id: str) -> Response:
         service.delete_server(caller_of(request), server_id)
         return Response(status=204)
+
+
+def reset_state(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
+    state = validate(body, schemas.RESET_STATE)["os-resetState"]["state"]
+    service.reset_state(caller_of(request), server_id, state)
+    return Response(status=202)
+
+
+def force_delete(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
+    validate(body, schemas.FORCE_DELETE)
+    service.force_delete_server(caller_of(request), server_id)
+    return Response(status=202)
+
+
+def restore(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
+    validate(body, schemas.RESTORE)
+    service.restore_server(caller_of(request), server_id)
+    return Response(status=202)
+
+
+# The server actions of servers themselves, by the body's key (the routes
+# table gives them, with the moves', to ServerActionView).
+ACTIONS = {"os-resetState": reset_state, "forceDelete": force_delete, "restore": restore}
 
 
 # A server action's handler: (request, server id, body) -> the response.
@@ -208,3 +252,126 @@ class ServerActionView(ComputeAPIView):
         if handler is None:
             raise ApiError(400, f"There is no such action: {action}")
         return handler(request, server_id, body)
+
+
+# --- metadata ---------------------------------------------------------------------------
+
+
+class ServerMetadataView(ComputeAPIView):
+    """GET, POST (merge) and PUT (replace) /servers/{id}/metadata."""
+
+    def get(self, request: ComputeRequest, server_id: str) -> Response:
+        query_params(request, schemas.server_show_query(request.version))
+        return Response({"metadata": metadata.get_metadata(caller_of(request), server_id)})
+
+    def post(self, request: ComputeRequest, server_id: str) -> Response:
+        body = validate(self.body(request), schemas.METADATA)
+        return Response({"metadata": metadata.update_metadata(caller_of(request), server_id, body["metadata"])})
+
+    def put(self, request: ComputeRequest, server_id: str) -> Response:
+        body = validate(self.body(request), schemas.METADATA)
+        new = metadata.update_metadata(caller_of(request), server_id, body["metadata"], replace=True)
+        return Response({"metadata": new})
+
+
+class ServerMetadataItemView(ComputeAPIView):
+    """GET, PUT and DELETE /servers/{id}/metadata/{key}."""
+
+    def get(self, request: ComputeRequest, server_id: str, key: str) -> Response:
+        query_params(request, schemas.server_show_query(request.version))
+        return Response({"meta": {key: metadata.get_item(caller_of(request), server_id, key)}})
+
+    def put(self, request: ComputeRequest, server_id: str, key: str) -> Response:
+        body = validate(self.body(request), schemas.METADATA_ITEM)
+        return Response({"meta": metadata.set_item(caller_of(request), server_id, key, body["meta"])})
+
+    def delete(self, request: ComputeRequest, server_id: str, key: str) -> Response:
+        metadata.delete_item(caller_of(request), server_id, key)
+        return Response(status=204)
+
+
+# --- tags (2.26) -------------------------------------------------------------------------
+
+
+class ServerTagListView(ComputeAPIView):
+    """GET, PUT (replace all) and DELETE (all) /servers/{id}/tags."""
+
+    min_version = (2, 26)
+
+    def get(self, request: ComputeRequest, server_id: str) -> Response:
+        query_params(request, schemas.server_show_query(request.version))
+        return Response({"tags": tags.list_tags(caller_of(request), server_id)})
+
+    def put(self, request: ComputeRequest, server_id: str) -> Response:
+        body = validate(self.body(request), schemas.TAGS)
+        return Response({"tags": tags.replace_tags(caller_of(request), server_id, body["tags"])})
+
+    def delete(self, request: ComputeRequest, server_id: str) -> Response:
+        tags.delete_tags(caller_of(request), server_id)
+        return Response(status=204)
+
+
+class ServerTagView(ComputeAPIView):
+    """GET (204 or 404), PUT (201 added, 204 there already) and DELETE /servers/{id}/tags/{tag}."""
+
+    min_version = (2, 26)
+
+    def get(self, request: ComputeRequest, server_id: str, tag: str) -> Response:
+        query_params(request, schemas.server_show_query(request.version))
+        tags.has_tag(caller_of(request), server_id, tag)
+        return Response(status=204)
+
+    def put(self, request: ComputeRequest, server_id: str, tag: str) -> Response:
+        if request._request.body.strip():
+            validate(request.data, schemas.TAG_BODY)
+        if not tags.add_tag(caller_of(request), server_id, tag):
+            return Response(status=204)
+        location = f"{serializers.server_links(request, uuid.UUID(server_id))[0]['href']}/tags/{tag}"
+        return Response(status=201, headers={"Location": location})
+
+    def delete(self, request: ComputeRequest, server_id: str, tag: str) -> Response:
+        tags.delete_tag(caller_of(request), server_id, tag)
+        return Response(status=204)
+
+
+# --- instance actions ---------------------------------------------------------------------
+
+
+def _query_time(name: str, value: str) -> datetime:
+    parsed = parse_datetime(value) if value else None
+    if parsed is None:
+        raise ApiError(
+            400, f"Invalid input for query parameters {name}. Value: {value}. '{value}' is not a 'date-time'"
+        )
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+class InstanceActionListView(ComputeAPIView):
+    """GET /servers/{id}/os-instance-actions (deleted servers from 2.21; paging from 2.58)."""
+
+    def get(self, request: ComputeRequest, server_id: str) -> Response:
+        version = request.version
+        params = query_params(request, schemas.instance_actions_query(version))
+        query = service.ActionQuery(include_deleted=version >= (2, 21))
+        if version >= (2, 58):
+            if "limit" in params:
+                query.limit = int(params["limit"])
+            query.marker = params.get("marker")
+            if "changes-since" in params:
+                query.changes_since = _query_time("changes-since", params["changes-since"])
+            if "changes-before" in params:
+                query.changes_before = _query_time("changes-before", params["changes-before"])
+                if query.changes_since and query.changes_before < query.changes_since:
+                    raise ApiError(400, "The value of changes-since must be less than or equal to changes-before.")
+        actions = service.list_actions(caller_of(request), server_id, query, max_limit=MAX_LIMIT)
+        return Response(serializers.action_list_body(request, server_id, actions, query.limit, MAX_LIMIT))
+
+
+class InstanceActionView(ComputeAPIView):
+    """GET /servers/{id}/os-instance-actions/{request_id}."""
+
+    def get(self, request: ComputeRequest, server_id: str, request_id: str) -> Response:
+        query_params(request, schemas.server_show_query(request.version))
+        caller = caller_of(request)
+        action = service.get_action(caller, server_id, request_id, include_deleted=request.version >= (2, 21))
+        return Response(serializers.action_body(request, action, caller))

@@ -20,8 +20,8 @@ from aggregates.identity.caller import Caller
 from aggregates.images.models import Image
 from aggregates.scheduling import boot_request
 from aggregates.scheduling import services as scheduling
-from aggregates.servers import notifications
-from aggregates.servers.models import Server
+from aggregates.servers import actions, notifications
+from aggregates.servers.models import InstanceActionEvent, Server
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +83,8 @@ def build_servers(reservation_id: str) -> dict[str, int]:
     servers = _claim_build(reservation_id)
     if not servers:
         return {"active": 0, "error": 0}
+    for server in servers:
+        actions.event_start(actions.latest(server, actions.CREATE), actions.SCHEDULE_AND_BUILD)
     first = servers[0]
     request = first.build_request or {}
     flavor = Flavor.objects.filter(flavorid=first.flavorid).first()
@@ -165,6 +167,10 @@ def _finish_build(
                 server.launched_at = server.updated_at = now
                 server.decision = decision
                 server.save()
+                action = actions.latest(server, actions.CREATE)
+                actions.event_finish(action, actions.SCHEDULE_AND_BUILD)
+                actions.event_start(action, actions.BUILD_AND_RUN, host=where.host)
+                actions.event_finish(action, actions.BUILD_AND_RUN, host=where.host)
                 notifications.record(caller, "instance.create.end", server)
             elif server_uuid in failed and still_building:
                 server.vm_state, server.task_state = Server.ERROR, None
@@ -172,6 +178,12 @@ def _finish_build(
                 server.decision = decision
                 server.updated_at = now
                 server.save()
+                actions.event_finish(
+                    actions.latest(server, actions.CREATE),
+                    actions.SCHEDULE_AND_BUILD,
+                    InstanceActionEvent.ERROR,
+                    details=message,
+                )
                 notifications.record(caller, "instance.create.error", server)
     return gone
 

@@ -3,6 +3,7 @@ its placement allocation holds on its node's resource provider. Also the
 one count of the instances on a node or a host (the VMs its agent reports
 and Corral's servers)."""
 
+import re
 import uuid
 from collections.abc import Iterable
 
@@ -47,6 +48,10 @@ class Server(models.Model):
     task_state = models.CharField(max_length=30, null=True, blank=True)
     power_state = models.IntegerField(default=0)
     metadata = models.JSONField(default=dict, blank=True)
+    # Nova's display_description (null: none) and hostname (as given at create
+    # or update from 2.90, else the sanitized name at create).
+    description = models.CharField(max_length=255, null=True, blank=True)
+    hostname = models.CharField(max_length=255, blank=True, default="")
     # Given at create, shown as Nova shows its columns: the addresses' canonical
     # text ("" when none), config_drive "True" when one was asked for, else "".
     access_ip_v4 = models.CharField(max_length=45, blank=True, default="")
@@ -75,6 +80,75 @@ class Server(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.uuid})"
+
+
+def sanitized_hostname(name: str, server_uuid: object) -> str:
+    """Nova's hostname of a display name: lowercased, runs of other
+    characters as '-', at most 63 characters; "server-<uuid>" when nothing is left."""
+    hostname = re.sub(r"[^\w.-]+", "-", name.lower(), flags=re.ASCII).strip(".-")
+    return hostname[:63] or f"server-{server_uuid}"
+
+
+class ServerTag(models.Model):
+    """One tag of a server (Nova's tags: at most 50 a server, 1-60
+    characters, no '/' or ',')."""
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="tag_rows")
+    tag = models.CharField(max_length=60)
+
+    class Meta:
+        ordering = ["tag"]
+        constraints = [models.UniqueConstraint(fields=["server", "tag"], name="server_tag_unique")]
+
+    def __str__(self) -> str:
+        return self.tag
+
+
+class InstanceAction(models.Model):
+    """What was done to a server and by which request (Nova's instance
+    actions: ``create``, ``delete``, ``live-migration``...), with the user
+    and project that asked. ``message`` is "Error" once an event failed."""
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="actions")
+    action = models.CharField(max_length=255)
+    request_id = models.CharField(max_length=255, db_index=True)
+    user_id = models.CharField(max_length=255, null=True, blank=True)
+    project_id = models.CharField(max_length=255, null=True, blank=True)
+    start_time = models.DateTimeField(default=timezone.now)
+    finish_time = models.DateTimeField(null=True, blank=True)
+    message = models.CharField(max_length=255, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.request_id}"
+
+
+class InstanceActionEvent(models.Model):
+    """One step of an instance action (Nova's events: ``compute_live_migration``...),
+    on ``host``, its result "Success" or "Error" once finished."""
+
+    SUCCESS = "Success"
+    ERROR = "Error"
+
+    action = models.ForeignKey(InstanceAction, on_delete=models.CASCADE, related_name="events")
+    event = models.CharField(max_length=255)
+    start_time = models.DateTimeField(default=timezone.now)
+    finish_time = models.DateTimeField(null=True, blank=True)
+    result = models.CharField(max_length=255, null=True, blank=True)
+    traceback = models.TextField(null=True, blank=True)
+    host = models.CharField(max_length=255, null=True, blank=True)
+    details = models.TextField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.event
 
 
 # Nova's status of a server (its _STATE_MAP): vm_state -> task_state -> status

@@ -7,7 +7,7 @@ Not API layer: plain JSON schemas, checked with aggregates.schema_check."""
 import copy
 from typing import Any
 
-from aggregates.value_schemas import MAX_INT, boolean, name, query
+from aggregates.value_schemas import MAX_INT, boolean, name, non_negative_integer_query, query
 
 MAX_TAG_LENGTH = 60
 MAX_TAG_COUNT = 50
@@ -23,6 +23,7 @@ _positive_integer = {
 }
 _ip_address = {"type": "string", "oneOf": [{"format": "ipv4"}, {"format": "ipv6"}]}
 _tag = {"type": "string", "pattern": "^[^,/]*$", "minLength": 1, "maxLength": MAX_TAG_LENGTH}
+TAG = _tag
 _fqdn = {"type": "string", "pattern": "^[a-zA-Z0-9-._]*$", "minLength": 1, "maxLength": 255}
 _hostname = {"type": "string", "pattern": "^[a-zA-Z0-9]+[a-zA-Z0-9-]*[a-zA-Z0-9]+$", "minLength": 2, "maxLength": 63}
 _description = {"type": ["string", "null"], "minLength": 0, "maxLength": 255}
@@ -284,3 +285,103 @@ def server_list_query(version: tuple[int, int]) -> dict[str, Any]:
 def server_show_query(version: tuple[int, int]) -> dict[str, Any]:
     """GET /servers/{id} reads no parameter; from 2.102 it refuses any."""
     return query(strict=version >= (2, 102))
+
+
+# --- metadata (Nova's schemas/server_metadata.py) ------------------------------------
+
+METADATA = {
+    "type": "object",
+    "properties": {"metadata": _metadata},
+    "required": ["metadata"],
+    "additionalProperties": False,
+}
+METADATA_ITEM = {
+    "type": "object",
+    "properties": {"meta": {**_metadata, "minProperties": 1, "maxProperties": 1}},
+    "required": ["meta"],
+    "additionalProperties": False,
+}
+
+
+# --- update (Nova's update, update_v219 ... update_v2104) ----------------------------
+
+
+def server_update(version: tuple[int, int]) -> dict[str, Any]:
+    """The PUT /servers/{id} body: description from 2.19, hostname from 2.90
+    (an FQDN from 2.94), pinned_availability_zone from 2.104."""
+    properties: dict[str, Any] = {
+        "name": name,
+        "OS-DCF:diskConfig": {"type": "string", "enum": ["AUTO", "MANUAL"]},
+        "accessIPv4": {"type": "string", "format": "ipv4"},
+        "accessIPv6": {"type": "string", "format": "ipv6"},
+    }
+    if version >= (2, 19):
+        properties["description"] = _description
+    if version >= (2, 94):
+        properties["hostname"] = _fqdn
+    elif version >= (2, 90):
+        properties["hostname"] = _hostname
+    if version >= (2, 104):
+        properties["pinned_availability_zone"] = {
+            "oneOf": [{"type": "string", "minLength": 1, "maxLength": 255}, {"type": "null"}]
+        }
+    return {
+        "type": "object",
+        "properties": {"server": {"type": "object", "properties": properties, "additionalProperties": False}},
+        "required": ["server"],
+        "additionalProperties": False,
+    }
+
+
+# --- tags (Nova's schemas/server_tags.py) ----------------------------------------------
+
+TAGS = {
+    "type": "object",
+    "properties": {"tags": {"type": "array", "items": _tag, "maxItems": MAX_TAG_COUNT}},
+    "required": ["tags"],
+    "additionalProperties": False,
+}
+# PUT /servers/{id}/tags/{tag} takes no body (or null).
+TAG_BODY = {"type": "null"}
+
+
+# --- instance actions (Nova's schemas/instance_actions.py) ------------------------------
+
+
+def instance_actions_query(version: tuple[int, int]) -> dict[str, Any]:
+    """GET /servers/{id}/os-instance-actions: open below 2.58; from 2.58
+    limit, marker and changes-since only, changes-before from 2.66."""
+    if version < (2, 58):
+        return query()
+    properties: dict[str, Any] = {
+        "limit": non_negative_integer_query,
+        "marker": _string,
+        "changes-since": {"type": "string", "format": "date-time"},
+    }
+    if version >= (2, 66):
+        properties["changes-before"] = {"type": "string", "format": "date-time"}
+    return query(properties, strict=True)
+
+
+# --- admin and deferred-delete actions (Nova's admin_actions, deferred_delete) ----------
+
+RESET_STATE = {
+    "type": "object",
+    "properties": {
+        "os-resetState": {
+            "type": "object",
+            "properties": {"state": {"type": "string", "enum": ["active", "error"]}},
+            "required": ["state"],
+            "additionalProperties": False,
+        }
+    },
+    "required": ["os-resetState"],
+    "additionalProperties": False,
+}
+RESTORE = {"type": "object", "properties": {"restore": {}}, "required": ["restore"], "additionalProperties": False}
+FORCE_DELETE = {
+    "type": "object",
+    "properties": {"forceDelete": {}},
+    "required": ["forceDelete"],
+    "additionalProperties": False,
+}

@@ -1,6 +1,5 @@
 """Response bodies of ``/servers``, per microversion (Nova's views/servers.py)."""
 
-import re
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
@@ -14,7 +13,7 @@ from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.identity.caller import Caller
 from aggregates.scheduling.api import POLICY as EXPLAIN_POLICY
 from aggregates.servers import services as service
-from aggregates.servers.models import Server, status_of
+from aggregates.servers.models import InstanceAction, Server, sanitized_hostname, status_of
 from config.public_url import public_base
 
 PROGRESS_STATUSES = ("ACTIVE", "BUILD", "REBUILD", "RESIZE", "VERIFY_RESIZE", "MIGRATING")
@@ -37,9 +36,13 @@ def instance_name(server: Server) -> str:
 
 
 def hostname_of(server: Server) -> str:
-    """Nova's sanitized hostname of the display name."""
-    name = re.sub(r"[^\w.-]+", "-", server.name.lower(), flags=re.ASCII).strip(".-")
-    return name[:63] or f"server-{server.uuid}"
+    """The server's hostname: as given, else Nova's sanitized display name."""
+    return server.hostname or sanitized_hostname(server.name, server.uuid)
+
+
+def tags_of(server: Server) -> list[str]:
+    """The server's tags, sorted (read from the prefetched rows when there are)."""
+    return sorted(row.tag for row in server.tag_rows.all())
 
 
 def server_links(request: ComputeRequest, server_uuid: uuid.UUID) -> list[dict[str, str]]:
@@ -108,13 +111,46 @@ def _scheduler_hints(server: Server) -> dict[str, list[Any]]:
     return {key: value if isinstance(value, list) else [value] for key, value in hints.items()}
 
 
+def _extended(request: ComputeRequest, server: Server, is_admin: bool, body: dict[str, Any]) -> None:
+    """The keys Nova's view adds to a full server (show, lists, an update from 2.75)."""
+    body["OS-EXT-AZ:availability_zone"] = server.availability_zone or ""
+    body["config_drive"] = server.config_drive
+    body["key_name"] = None
+    body["OS-SRV-USG:launched_at"] = isotime(server.launched_at)
+    body["OS-SRV-USG:terminated_at"] = isotime(server.terminated_at)
+    if is_admin:
+        body["OS-EXT-SRV-ATTR:host"] = server.host
+        body["OS-EXT-SRV-ATTR:instance_name"] = instance_name(server)
+        body["OS-EXT-SRV-ATTR:hypervisor_hostname"] = server.node
+        if request.version >= (2, 3):
+            body.update(
+                {
+                    "OS-EXT-SRV-ATTR:hostname": hostname_of(server),
+                    "OS-EXT-SRV-ATTR:kernel_id": "",
+                    "OS-EXT-SRV-ATTR:launch_index": server.launch_index,
+                    "OS-EXT-SRV-ATTR:ramdisk_id": "",
+                    "OS-EXT-SRV-ATTR:reservation_id": server.reservation_id,
+                    "OS-EXT-SRV-ATTR:root_device_name": None,
+                    "OS-EXT-SRV-ATTR:user_data": None,
+                }
+            )
+    body["OS-EXT-STS:task_state"] = server.task_state
+    body["OS-EXT-STS:vm_state"] = server.vm_state
+    body["OS-EXT-STS:power_state"] = server.power_state
+    body["os-extended-volumes:volumes_attached"] = []
+
+
 def server_detail(
     request: ComputeRequest,
     server: Server,
     caller: Caller,
     host_statuses: dict[str, str] | None = None,
     show_server_groups: bool = False,
+    full: bool = True,
 ) -> dict[str, Any]:
+    """A server as Nova's view shows it; not ``full`` (an update's answer
+    before 2.75): without the zone, config drive, key, usage, extended
+    attributes, states, volumes, host status and pinned zone."""
     version = request.version
     is_admin = service.sees_all_servers(caller)
     status = status_of(server)
@@ -143,49 +179,26 @@ def server_detail(
             body["fault"] = fault
     if status in PROGRESS_STATUSES:
         body["progress"] = 0
-    body["OS-EXT-AZ:availability_zone"] = server.availability_zone or ""
-    body["config_drive"] = server.config_drive
-    body["key_name"] = None
-    body["OS-SRV-USG:launched_at"] = isotime(server.launched_at)
-    body["OS-SRV-USG:terminated_at"] = isotime(server.terminated_at)
-    if is_admin:
-        body["OS-EXT-SRV-ATTR:host"] = server.host
-        body["OS-EXT-SRV-ATTR:instance_name"] = instance_name(server)
-        body["OS-EXT-SRV-ATTR:hypervisor_hostname"] = server.node
-        if version >= (2, 3):
-            body.update(
-                {
-                    "OS-EXT-SRV-ATTR:hostname": hostname_of(server),
-                    "OS-EXT-SRV-ATTR:kernel_id": "",
-                    "OS-EXT-SRV-ATTR:launch_index": server.launch_index,
-                    "OS-EXT-SRV-ATTR:ramdisk_id": "",
-                    "OS-EXT-SRV-ATTR:reservation_id": server.reservation_id,
-                    "OS-EXT-SRV-ATTR:root_device_name": None,
-                    "OS-EXT-SRV-ATTR:user_data": None,
-                }
-            )
-    body["OS-EXT-STS:task_state"] = server.task_state
-    body["OS-EXT-STS:vm_state"] = server.vm_state
-    body["OS-EXT-STS:power_state"] = server.power_state
-    body["os-extended-volumes:volumes_attached"] = []
+    if full:
+        _extended(request, server, is_admin, body)
     if version >= (2, 9):
         body["locked"] = False
-    if version >= (2, 16) and is_admin:
+    if version >= (2, 16) and is_admin and full:
         statuses = host_statuses if host_statuses is not None else service.host_statuses([server])
         body["host_status"] = statuses.get(server.host, "UNKNOWN") if server.host else ""
     if version >= (2, 19):
-        body["description"] = extra.get("description", server.name)
+        body["description"] = server.description
     if version >= (2, 26):
-        body["tags"] = list(extra.get("tags") or [])
+        body["tags"] = tags_of(server)
     if version >= (2, 63):
         body["trusted_image_certificates"] = extra.get("trusted_image_certificates")
     if show_server_groups and version >= (2, 71):
         body["server_groups"] = []
     if version >= (2, 73):
         body["locked_reason"] = None
-    if version >= (2, 90) and not is_admin:
+    if version >= (2, 90) and not (is_admin and full):
         body["OS-EXT-SRV-ATTR:hostname"] = hostname_of(server)
-    if version >= (2, 96):
+    if version >= (2, 96) and full:
         body["pinned_availability_zone"] = server.pinned_availability_zone
     if version >= (2, 100):
         body["scheduler_hints"] = _scheduler_hints(server)
@@ -194,6 +207,12 @@ def server_detail(
 
 def server_body(request: ComputeRequest, server: Server, caller: Caller) -> dict[str, dict[str, Any]]:
     return {"server": server_detail(request, server, caller, show_server_groups=True)}
+
+
+def update_body(request: ComputeRequest, server: Server, caller: Caller) -> dict[str, dict[str, Any]]:
+    """PUT /servers/{id}'s answer: the full server from 2.75, Nova's short view before."""
+    full = request.version >= (2, 75)
+    return {"server": server_detail(request, server, caller, show_server_groups=True, full=full)}
 
 
 def server_brief(request: ComputeRequest, server: Server) -> dict[str, Any]:
@@ -249,3 +268,73 @@ def create_body(
 
 def reservation_body(created: service.CreatedServers) -> dict[str, str]:
     return {"reservation_id": created.reservation_id}
+
+
+# --- instance actions (Nova's instance_actions controller) ----------------------------
+
+ACTION_KEYS = ("action", "instance_uuid", "request_id", "user_id", "project_id", "start_time", "message")
+
+
+def _action(request: ComputeRequest, action: InstanceAction, server: Server) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "action": action.action,
+        "instance_uuid": str(server.uuid),
+        "request_id": action.request_id,
+        "user_id": action.user_id,
+        "project_id": action.project_id,
+        "start_time": isotime(action.start_time),
+        "message": action.message,
+    }
+    if request.version >= (2, 58):
+        body["updated_at"] = isotime(action.updated_at)
+    return body
+
+
+def _generated_host_id(host: str | None, project_id: str) -> str:
+    return sha224((project_id + host).encode("utf-8")).hexdigest() if host else ""
+
+
+def action_list_body(
+    request: ComputeRequest, server_uuid: str, actions: Sequence[InstanceAction], limit: int | None, max_limit: int
+) -> dict[str, Any]:
+    """The list, with a next link from 2.58 when the page is as long as the limit."""
+    body: dict[str, Any] = {"instanceActions": [_action(request, item, item.server) for item in actions]}
+    page = max_limit if limit is None or limit > max_limit else limit
+    if request.version >= (2, 58) and actions and page == len(actions):
+        params = dict(sorted(request.query_params.items()))
+        params["marker"] = actions[-1].request_id
+        href = f"{public_base(request)}/compute/v2.1/servers/{server_uuid}/os-instance-actions?{urlencode(params)}"
+        body["links"] = [{"rel": "next", "href": href}]
+    return body
+
+
+def action_body(request: ComputeRequest, action: InstanceAction, caller: Caller) -> dict[str, Any]:
+    """One action: its events for admins always (with traceback, host from
+    2.62), for others from 2.51 (without them); hostId from 2.62, details
+    for admins from 2.84."""
+    version = request.version
+    server = action.server
+    body = _action(request, action, server)
+    is_admin = caller.is_admin
+    if not (is_admin or version >= (2, 51)):
+        return {"instanceAction": body}
+    project_id = action.project_id or server.project_id
+    events = []
+    for row in action.events.all():
+        event: dict[str, Any] = {
+            "event": row.event,
+            "start_time": isotime(row.start_time),
+            "finish_time": isotime(row.finish_time),
+            "result": row.result,
+        }
+        if is_admin:
+            event["traceback"] = row.traceback
+            if version >= (2, 62):
+                event["host"] = row.host
+        if version >= (2, 62):
+            event["hostId"] = _generated_host_id(row.host, project_id)
+        if is_admin and version >= (2, 84):
+            event["details"] = row.details
+        events.append(event)
+    body["events"] = events
+    return {"instanceAction": body}

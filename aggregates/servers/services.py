@@ -18,6 +18,7 @@ import operator
 import random
 import re
 import string
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,20 +26,27 @@ from functools import reduce
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from aggregates import after_commit
 from aggregates.audit import services as events
-from aggregates.errors import Forbidden, Invalid, NotFound
+from aggregates.errors import Conflict, Forbidden, Invalid, NotFound
 from aggregates.flavors import services as flavor_services
 from aggregates.flavors.models import Flavor
 from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity import services as identity
 from aggregates.identity.caller import Caller
 from aggregates.scheduling import boot_request
-from aggregates.servers import build, deletion, notifications
-from aggregates.servers.models import Server, status_q
+from aggregates.servers import actions, build, deletion, notifications
+from aggregates.servers.models import (
+    InstanceAction,
+    InstanceActionEvent,
+    Server,
+    ServerTag,
+    sanitized_hostname,
+    status_q,
+)
 from aggregates.value_schemas import MAX_INT, to_bool
 
 # Nova's [quota] metadata_items.
@@ -61,7 +69,7 @@ def sees_all_servers(caller: Caller) -> bool:
 
 
 def _visible(caller: Caller) -> QuerySet[Server]:
-    servers = Server.objects.select_related("decision")
+    servers = Server.objects.select_related("decision").prefetch_related("tag_rows")
     if not sees_all_servers(caller):
         servers = servers.filter(project_id=caller.project_id)
     return servers
@@ -71,13 +79,28 @@ def _not_found(server_uuid: object) -> NotFound:
     return NotFound(f"Instance {server_uuid} could not be found.")
 
 
-def get_server(caller: Caller, server_uuid: str) -> Server:
-    """A server the caller may see and that is not deleted, else 404."""
+def get_server(caller: Caller, server_uuid: str, include_deleted: bool = False) -> Server:
+    """A server the caller may see and that is not deleted (unless
+    ``include_deleted``), else 404."""
     parsed = boot_request.parse_uuid(server_uuid)
-    server = _visible(caller).filter(uuid=parsed, deleted_at__isnull=True).first() if parsed else None
-    if server is None or server.vm_state == Server.DELETED:
+    server = _visible(caller).filter(uuid=parsed).first() if parsed else None
+    deleted = server is not None and (server.deleted_at is not None or server.vm_state == Server.DELETED)
+    if server is None or (deleted and not include_deleted):
         raise _not_found(server_uuid)
     return server
+
+
+def locked_server(caller: Caller, server_uuid: str) -> Server:
+    """``get_server``, the row locked for update (inside a transaction)."""
+    server = get_server(caller, server_uuid)
+    return Server.objects.select_for_update().get(pk=server.pk)
+
+
+def invalid_state(action: str, server_ref: str, attr: str, state: object) -> Conflict:
+    """Nova's conflict for an instance in the wrong state for ``action``."""
+    if state is None:
+        return Conflict(f"Instance {server_ref} is in an invalid state for '{action}'")
+    return Conflict(f"Cannot '{action}' instance {server_ref} while it is in {attr} {state}")
 
 
 # Every status Nova knows: a filter on another is a 400; one no state of
@@ -128,6 +151,28 @@ class ServerQuery:
     changes_before: datetime | None = None
     limit: int | None = None
     marker: str | None = None
+    # 2.26's tag filters: every one of tags, any of tags_any, not every one
+    # of not_tags, none of not_tags_any.
+    tags: list[str] = field(default_factory=list)
+    tags_any: list[str] = field(default_factory=list)
+    not_tags: list[str] = field(default_factory=list)
+    not_tags_any: list[str] = field(default_factory=list)
+
+
+def _tagged(tags: Sequence[str]) -> Exists:
+    return Exists(ServerTag.objects.filter(server=OuterRef("pk"), tag__in=list(tags)))
+
+
+def _tag_filters(servers: QuerySet[Server], query: ServerQuery) -> QuerySet[Server]:
+    for tag in query.tags:
+        servers = servers.filter(_tagged([tag]))
+    if query.tags_any:
+        servers = servers.filter(_tagged(query.tags_any))
+    if query.not_tags:
+        servers = servers.exclude(reduce(operator.and_, [Q(_tagged([tag])) for tag in query.not_tags]))
+    if query.not_tags_any:
+        servers = servers.exclude(_tagged(query.not_tags_any))
+    return servers
 
 
 def _regex(value: str, name: str) -> str:
@@ -142,7 +187,7 @@ def list_servers(caller: Caller, query: ServerQuery, max_limit: int = 1000) -> l
     """One page of servers, newest first (Nova's created_at, id descending)."""
     if query.all_tenants and not sees_all_servers(caller):
         raise Forbidden.by_policy(ALL_TENANTS_POLICY)
-    servers = Server.objects.select_related("decision")
+    servers = Server.objects.select_related("decision").prefetch_related("tag_rows")
     if query.all_tenants:
         if query.project_id:
             servers = servers.filter(project_id=query.project_id)
@@ -183,6 +228,7 @@ def list_servers(caller: Caller, query: ServerQuery, max_limit: int = 1000) -> l
     if query.uuid is not None:
         parsed = boot_request.parse_uuid(query.uuid)
         servers = servers.filter(uuid=parsed) if parsed else servers.none()
+    servers = _tag_filters(servers, query)
     if query.changes_since is not None:
         servers = servers.filter(updated_at__gte=query.changes_since)
     if query.changes_before is not None:
@@ -221,6 +267,56 @@ def servers_on_hosts(hosts: Iterable[str]) -> dict[str, list[Server]]:
     rows = Server.objects.filter(host__in=list(hosts)).exclude(vm_state=Server.DELETED).order_by("created_at", "id")
     for server in rows:
         found.setdefault(server.host or "", []).append(server)
+    return found
+
+
+# --- instance actions ----------------------------------------------------------
+
+
+@dataclass
+class ActionQuery:
+    """GET /servers/{id}/os-instance-actions: deleted servers from 2.21;
+    paging and the time filters (on updated_at) from 2.58."""
+
+    include_deleted: bool = False
+    limit: int | None = None
+    marker: str | None = None
+    changes_since: datetime | None = None
+    changes_before: datetime | None = None
+
+
+def list_actions(caller: Caller, server_uuid: str, query: ActionQuery, max_limit: int = 1000) -> list[InstanceAction]:
+    """A server's actions, newest first (Nova's created_at, id descending)."""
+    server = get_server(caller, server_uuid, include_deleted=query.include_deleted)
+    rows = InstanceAction.objects.filter(server=server).select_related("server").order_by("-created_at", "-id")
+    if query.changes_since is not None:
+        rows = rows.filter(updated_at__gte=query.changes_since)
+    if query.changes_before is not None:
+        rows = rows.filter(updated_at__lte=query.changes_before)
+    if query.limit == 0:
+        return []
+    if query.marker is not None:
+        marker = InstanceAction.objects.filter(server=server, request_id=query.marker).order_by("-created_at", "-id")
+        found = marker.first()
+        if found is None:
+            raise Invalid(f"Marker {query.marker} could not be found.", field="marker")
+        rows = rows.filter(Q(created_at__lt=found.created_at) | Q(created_at=found.created_at, id__lt=found.id))
+    limit = min(query.limit if query.limit is not None else max_limit, max_limit)
+    return list(rows[:limit])
+
+
+def get_action(caller: Caller, server_uuid: str, request_id: str, include_deleted: bool = False) -> InstanceAction:
+    """The server's (newest) action of request ``request_id``, its events prefetched (newest first)."""
+    server = get_server(caller, server_uuid, include_deleted=include_deleted)
+    found = (
+        InstanceAction.objects.filter(server=server, request_id=request_id)
+        .select_related("server")
+        .prefetch_related(Prefetch("events", queryset=InstanceActionEvent.objects.order_by("-created_at", "-id")))
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    if found is None:
+        raise NotFound(f"Action {request_id} not found", field="request_id")
     return found
 
 
@@ -365,6 +461,7 @@ def create_servers(
     access_ip_v4: str | None = None,
     access_ip_v6: str | None = None,
     config_drive: bool | str | None = None,
+    hostname: str | None = None,
 ) -> CreatedServers:
     """Nova's POST /servers after its schema: checks in Nova's order, then
     min_count..max_count rows in BUILD and the audit event in one
@@ -414,6 +511,8 @@ def create_servers(
                 "servers can be created by one request."
             )
         maximum = min(maximum, MAX_SERVERS_PER_REQUEST)
+        if hostname and maximum > 1:
+            raise Invalid("Unable to allocate a single hostname to multiple instances", field="hostname")
         hints: dict[str, Any] = dict(scheduler_hints or {})
         reservation_id = _reservation_id()
         user_id = identity.user_id_of(caller.user) if caller.user is not None else caller.username
@@ -424,16 +523,19 @@ def create_servers(
             "forced_node": forced_node,
             "min_count": minimum,
             "max_count": maximum,
-            "description": description,
             "networks": networks,
             "trusted_image_certificates": trusted_image_certificates,
-            "tags": sorted(set(tags)),
         }
         with transaction.atomic():
             servers = []
             for index in range(maximum):
+                server_name = MULTI_INSTANCE_NAME.format(name=name, count=index + 1) if maximum > 1 else name
+                server_uuid = uuid.uuid4()
                 server = Server.objects.create(
-                    name=MULTI_INSTANCE_NAME.format(name=name, count=index + 1) if maximum > 1 else name,
+                    uuid=server_uuid,
+                    name=server_name,
+                    description=description,
+                    hostname=hostname or sanitized_hostname(server_name, server_uuid),
                     project_id=caller.project_id,
                     user_id=user_id,
                     flavorid=flavor.flavorid,
@@ -454,6 +556,8 @@ def create_servers(
                     created_at=now,
                     updated_at=now,
                 )
+                ServerTag.objects.bulk_create(ServerTag(server=server, tag=tag) for tag in sorted(set(tags)))
+                actions.start(caller, server, actions.CREATE, now)
                 notifications.record(caller, "instance.create.start", server, request_id=caller.request_id)
                 servers.append(server)
             dispatch_build(reservation_id)
@@ -461,7 +565,7 @@ def create_servers(
 
 
 def description_of(server: Server) -> str | None:
-    return server.build_request.get("description") if server.build_request else None
+    return server.description
 
 
 def dispatch_build(reservation_id: str) -> None:
@@ -493,6 +597,97 @@ CATCH_UP = after_commit.CatchUp(
 )
 
 
+# --- update --------------------------------------------------------------------
+
+# What PUT /servers/{id} may change (Server's fields), and the pinned zone.
+UPDATABLE = ("name", "description", "hostname", "access_ip_v4", "access_ip_v6", "pinned_availability_zone")
+UNPIN_FIRST = (
+    "Cannot change pinned availability zone directly. Unpin first by setting pinned_availability_zone to null."
+)
+
+
+def _pinned_zone(server: Server, requested: str | None) -> str | None:
+    """Nova's 2.104 rules: null unpins; a pinned server keeps its zone; an
+    unpinned one is pinned to the zone it is in, and no other."""
+    if requested is None:
+        return None
+    current = server.pinned_availability_zone
+    if current is not None:
+        if requested != current:
+            raise Conflict(UNPIN_FIRST, field="pinned_availability_zone")
+        return current
+    if requested != server.availability_zone:
+        raise Conflict(
+            f"Server can only be pinned to its current availability zone '{server.availability_zone}', "
+            f"but '{requested}' was requested.",
+            field="pinned_availability_zone",
+        )
+    return requested
+
+
+def update_server(caller: Caller, server_uuid: str, changes: Mapping[str, Any]) -> Server:
+    """PUT /servers/{id}: ``changes`` keyed by UPDATABLE (only those given
+    change; a null description removes it). Nova checks no state here."""
+    unknown = set(changes) - set(UPDATABLE)
+    if unknown:
+        raise Invalid(f"Cannot update {', '.join(sorted(unknown))}.")
+    with events.failures_recorded(caller, "update_server", "server", server_uuid):
+        with transaction.atomic():
+            server = locked_server(caller, server_uuid)
+            values = dict(changes)
+            if "access_ip_v4" in values:
+                values["access_ip_v4"] = _access_ip(values["access_ip_v4"], 4, "accessIPv4")
+            if "access_ip_v6" in values:
+                values["access_ip_v6"] = _access_ip(values["access_ip_v6"], 6, "accessIPv6")
+            if "pinned_availability_zone" in values:
+                values["pinned_availability_zone"] = _pinned_zone(server, values["pinned_availability_zone"])
+            for field_name, value in values.items():
+                setattr(server, field_name, value)
+            server.updated_at = timezone.now()
+            server.save(update_fields=[*values, "updated_at"])
+            notifications.record(caller, "instance.update", server, request_id=caller.request_id)
+    return get_server(caller, server_uuid)
+
+
+# --- admin actions -----------------------------------------------------------------
+
+RESET_STATE_POLICY = "os_compute_api:os-admin-actions:reset_state"
+RESETTABLE_STATES = (Server.ACTIVE, Server.ERROR)
+
+
+def reset_state(caller: Caller, server_uuid: str, state: str) -> Server:
+    """os-resetState (admins): the vm_state becomes ``state`` and the task
+    clears; recorded as a resetState action."""
+    with events.failures_recorded(caller, "reset_server_state", "server", server_uuid):
+        with transaction.atomic():
+            server = locked_server(caller, server_uuid)
+            if not caller.is_admin:
+                raise Forbidden.by_policy(RESET_STATE_POLICY)
+            if state not in RESETTABLE_STATES:
+                raise Invalid(f"Invalid state {state}: one of {', '.join(RESETTABLE_STATES)}.", field="state")
+            action = actions.start(caller, server, actions.RESET_STATE)
+            server.vm_state, server.task_state = state, None
+            server.updated_at = timezone.now()
+            server.save(update_fields=["vm_state", "task_state", "updated_at"])
+            actions.finish(action)
+            notifications.record(caller, "instance.update", server, request_id=caller.request_id)
+    return server
+
+
+def restore_server(caller: Caller, server_uuid: str) -> None:
+    """restore: Nova restores SOFT_DELETED servers only, and with its default
+    reclaim_instance_interval of 0 (Corral's only mode) a delete is
+    immediate, so no server is ever soft-deleted: 404 for an unknown or
+    deleted server, else Nova's 409."""
+    server = get_server(caller, server_uuid)
+    raise invalid_state("restore", server_uuid, "vm_state", server.vm_state)
+
+
+def force_delete_server(caller: Caller, server_uuid: str) -> None:
+    """forceDelete: with no deferred delete, the same as DELETE /servers/{id}."""
+    delete_server(caller, server_uuid)
+
+
 # --- delete --------------------------------------------------------------------
 
 
@@ -508,6 +703,8 @@ def delete_server(caller: Caller, server_uuid: str) -> None:
             server.task_state = Server.DELETING
             server.updated_at = timezone.now()
             server.save(update_fields=["task_state", "updated_at"])
+            action = actions.start(caller, server, actions.DELETE, server.updated_at)
+            actions.event_start(action, actions.TERMINATE, host=server.host)
             notifications.record(caller, "instance.delete.start", server, request_id=caller.request_id)
             server_pk = server.pk
             after_commit.dispatch(

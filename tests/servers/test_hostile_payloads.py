@@ -1,11 +1,14 @@
 """No request to /servers may cause a 500 or change anything when refused:
-the hostile variants of the CLI's create body (tests/hardening/test_fuzz.py's
-payloads) each get a Nova 4xx fault and leave every table as it was."""
+the hostile variants of the CLI's create body, and of the bodies that
+change a server (tests/hardening/test_fuzz.py's payloads), each get a Nova
+4xx fault and leave every table as it was."""
 
 import pytest
+from django.utils import timezone
 
 from aggregates.flavors import services as flavors
 from aggregates.images.models import Image
+from aggregates.servers.models import Server
 from tests.plugins.cloud import cli_body
 from tests.plugins.hostile_payloads import check, dump, mutations, nova_format
 
@@ -37,3 +40,38 @@ def test_create_refuses_every_hostile_payload(db, admin_api, system):
     assert not problems, "\n".join(problems[:40])
     # A limit above the maximum is the maximum, as in Nova.
     assert admin_api.get("/servers/detail?limit=" + "9" * 40).status_code == 200
+
+
+@pytest.mark.heavy
+def test_metadata_tags_update_and_admin_actions_refuse_every_hostile_payload(db, admin_api, system):
+    """The same for the routes that change a server: its update, metadata,
+    tags and the state reset, on an active server of the admin's own."""
+    server = Server.objects.create(
+        name="vm1", project_id="p", vm_state=Server.ACTIVE, launched_at=timezone.now(), metadata={"k": "v"}
+    )
+    base = f"/servers/{server.uuid}"
+    endpoints = [
+        ("put", base, {"server": {"name": "n", "description": "d", "accessIPv4": "192.0.2.1", "hostname": "h"}}),
+        ("post", f"{base}/metadata", {"metadata": {"k": "v2"}}),
+        ("put", f"{base}/metadata", {"metadata": {"k": "v2"}}),
+        ("put", f"{base}/metadata/k", {"meta": {"k": "v2"}}),
+        ("put", f"{base}/tags", {"tags": ["a", "b"]}),
+        ("post", f"{base}/action", {"os-resetState": {"state": "error"}}),
+    ]
+    cases = [(name, method, path, raw) for method, path, body in endpoints for name, raw in mutations(body)]
+    cases += [
+        ("NUL in path id", "put", f"{base}/tags/a%00", None),
+        ("NUL in path id", "get", f"{base}/metadata/k%00", None),
+        ("NUL in path id", "get", "/servers/%00/os-instance-actions", None),
+        ("NUL in query", "get", f"{base}/os-instance-actions?marker=%00", None),
+        ("bad changes-since", "get", f"{base}/os-instance-actions?changes-since=yesterday", None),
+        ("tag body", "put", f"{base}/tags/a", dump({"tag": "a"})),
+    ]
+    admin_api.client.raise_request_exception = False
+
+    def send(method, path, raw):
+        return admin_api.request(method, path, raw=raw, version="2.100")
+
+    problems = check(send, cases, nova_format)
+    assert len(cases) > 60
+    assert not problems, "\n".join(problems[:40])
