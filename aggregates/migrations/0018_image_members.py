@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("aggregates", "0015_server_access_ips_config_drive"),
+        ("aggregates", "0017_server_metadata_tags_actions"),
     ]
 
     operations = [
