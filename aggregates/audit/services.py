@@ -10,6 +10,7 @@ from uuid import UUID
 from aggregates.audit.models import Event
 from aggregates.errors import ServiceError
 from aggregates.identity.caller import Caller
+from config import request_context
 
 PUBLISHER = f"corral-api:{socket.gethostname()}"
 
@@ -35,6 +36,7 @@ def record(
         username=caller.username,
         project_id=caller.project_id,
         request_id=caller.request_id,
+        global_request_id=request_context.current().global_request_id,
     )
 
 

@@ -8,6 +8,7 @@ Confirming a cold migration is ``confirmation``; moves a dead worker left
 behind, ``recovery``.
 """
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -26,6 +27,8 @@ from aggregates.moves.models import ServerMigration
 from aggregates.scheduling import boot_request
 from aggregates.servers import services as server_services
 from aggregates.servers.models import Server
+
+log = logging.getLogger(__name__)
 
 
 def _flavor_pk(flavorid: str) -> int | None:
@@ -96,6 +99,14 @@ def _begin(
             migration = _accept(caller, server, kind, requested_host, request)
             if dispatch:
                 dispatch_move(migration.pk)
+    log.info(
+        "Accepted the %s of server %s from host %s%s (migration %s)",
+        kind,
+        server_uuid,
+        migration.source_compute,
+        f" to host {requested_host}" if requested_host else "",
+        migration.pk,
+    )
     return migration
 
 
