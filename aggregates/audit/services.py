@@ -24,6 +24,7 @@ def record(
     payload: dict[str, Any] | None = None,
     priority: str = Event.INFO,
 ) -> Event:
+    context = request_context.current()
     return Event.objects.create(
         event_type=event_type,
         priority=priority,
@@ -35,8 +36,10 @@ def record(
         user=caller.user if getattr(caller.user, "pk", None) else None,
         username=caller.username,
         project_id=caller.project_id,
-        request_id=caller.request_id,
-        global_request_id=request_context.current().global_request_id,
+        # A caller made outside the request (a build, a job) names no request:
+        # the work's context does.
+        request_id=caller.request_id or context.request_id,
+        global_request_id=context.global_request_id,
     )
 
 
