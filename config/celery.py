@@ -51,14 +51,14 @@ def publish_request_ids(headers: dict[str, Any] | None = None, **kwargs: Any) ->
         headers.setdefault(GLOBAL_REQUEST_ID_HEADER, context.global_request_id)
 
 
-def _header(task: Task, name: str) -> str:
+def _header(task: "Task[Any, Any]", name: str) -> str:
     request = task.request
     value = getattr(request, name, None) or (getattr(request, "headers", None) or {}).get(name)
     return value if isinstance(value, str) else ""
 
 
 @signals.task_prerun.connect
-def bind_request_ids(task_id: str | None = None, task: Task | None = None, **kwargs: Any) -> None:
+def bind_request_ids(task_id: str | None = None, task: "Task[Any, Any] | None" = None, **kwargs: Any) -> None:
     """The task runs with the ids of its headers; run in this process (eager,
     no headers) it keeps the ids of the work that called it; else a new one."""
     if task is None or task_id is None:
