@@ -86,7 +86,10 @@ def clear_request_ids(task_id: str | None = None, **kwargs: Any) -> None:
 
 
 @signals.setup_logging.connect
-def use_django_logging(**kwargs: Any) -> None:
-    """A worker logs as the web processes do (settings.LOGGING: the request
-    ids on every line, LOG_FORMAT), not in Celery's own format."""
+def use_django_logging(loglevel: int | str | None = None, **kwargs: Any) -> None:
+    """A worker or beat logs as the web processes do (settings.LOGGING: the
+    request ids on every line, LOG_FORMAT), not in Celery's own format; its
+    ``-l`` level, when given, is the root level."""
     logging.config.dictConfig(settings.LOGGING)
+    if loglevel:
+        logging.getLogger().setLevel(loglevel)
