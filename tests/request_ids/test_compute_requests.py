@@ -5,7 +5,6 @@ row the request causes; placement is sent the global id (else the local
 one), and Corral's placement logs it as its caller's global request id."""
 
 import re
-import uuid
 
 import pytest
 
@@ -86,15 +85,20 @@ def test_without_an_inbound_id_placement_is_sent_the_local_one(cloud, admin_api,
     assert {r.global_request_id for r in log_records.of_logger("placement.api.base")} == {local_id}
 
 
+# Fixed values: xdist workers must collect the same test ids.
+SOME_UUID = "0b54c7ab-34e8-4e16-b041-7d96eb1793fa"
+
+
 @pytest.mark.parametrize(
     "inbound",
     [
         "not-a-request-id",
-        str(uuid.uuid4()),  # no "req-"
-        f"req-{str(uuid.uuid4()).upper()}",  # oslo's form is lower-case hex
-        f"req-{uuid.uuid4()}x",
-        f" req-{uuid.uuid4()}",
-        f"req-{uuid.uuid4().hex}",  # no dashes
+        SOME_UUID,  # no "req-"
+        f"req-{SOME_UUID.upper()}",  # oslo's form is lower-case hex
+        f"req-{SOME_UUID}x",
+        f" req-{SOME_UUID}",
+        f"req-{SOME_UUID.replace('-', '')}",  # no dashes
+        f"req-{SOME_UUID}\nreq-{SOME_UUID}",
     ],
 )
 def test_an_invalid_inbound_id_is_ignored(cloud, admin_api, log_records, placement_headers, inbound):
