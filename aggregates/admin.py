@@ -104,7 +104,7 @@ class FlavorAccessAdmin(ReadOnlyAdmin):
 class EventAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "event_type", "priority", "object_type", "object_id", "username", "request_id")
     list_filter = ("priority", "object_type")
-    search_fields = ("event_type", "object_id", "request_id", "username")
+    search_fields = ("event_type", "object_id", "request_id", "global_request_id", "username")
 
 
 # The placement outboxes and reconciliation runs: what reached placement, what

@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 
 import dj_database_url
 
+from config import request_context
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CORRAL_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -226,14 +228,10 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_USER": None,
 }
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.request": {"level": "ERROR"}},
-}
+# Every log line carries the request ids (and the user, project and route of
+# a request): LOG_FORMAT "text" (default) or "json" (one object a line).
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text")
+LOGGING = request_context.logging_config(LOG_FORMAT, os.environ.get("LOG_LEVEL", "INFO"))
 
 # Placement checks keystone-mode tokens through this callable (token, request_id)
 # -> Caller or None, named here so that placement/ never imports aggregates/.

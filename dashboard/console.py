@@ -17,6 +17,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from aggregates.errors import ServiceError
 from aggregates.identity.caller import Caller
+from config import request_context
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import _User as User
@@ -45,6 +46,7 @@ def caller_of(request: HttpRequest) -> Caller:
         # Console views call it once console_view let the user in (a logged-in staff user).
         user = cast("User", console.user)
         console._console_caller = Caller.for_user(user, getattr(console, "request_id", ""))
+        request_context.update(user=console._console_caller.username)
     return console._console_caller
 
 

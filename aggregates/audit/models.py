@@ -23,6 +23,8 @@ class Event(models.Model):
     username = models.CharField(max_length=150, blank=True, default="")
     project_id = models.CharField(max_length=64, blank=True, default="")
     request_id = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    # The caller's own request id (an inbound X-OpenStack-Request-ID), when it gave one.
+    global_request_id = models.CharField(max_length=64, blank=True, default="", db_index=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:

@@ -10,6 +10,7 @@ from uuid import UUID
 from aggregates.audit.models import Event
 from aggregates.errors import ServiceError
 from aggregates.identity.caller import Caller
+from config import request_context
 
 PUBLISHER = f"corral-api:{socket.gethostname()}"
 
@@ -23,6 +24,7 @@ def record(
     payload: dict[str, Any] | None = None,
     priority: str = Event.INFO,
 ) -> Event:
+    context = request_context.current()
     return Event.objects.create(
         event_type=event_type,
         priority=priority,
@@ -34,7 +36,10 @@ def record(
         user=caller.user if getattr(caller.user, "pk", None) else None,
         username=caller.username,
         project_id=caller.project_id,
-        request_id=caller.request_id,
+        # A caller made outside the request (a build, a job) names no request:
+        # the work's context does.
+        request_id=caller.request_id or context.request_id,
+        global_request_id=context.global_request_id,
     )
 
 

@@ -11,6 +11,7 @@ from rest_framework.request import Request
 
 from aggregates.identity import services as identity
 from aggregates.identity.caller import ADMIN, MEMBER, READER, Caller
+from config import request_context
 
 from .errors import ApiError
 
@@ -29,11 +30,14 @@ class TokenAuthentication(BaseAuthentication):
             return None
         request_id = getattr(request._request, "request_id", "")
         if settings.AUTH_STRATEGY == "noauth2":
-            return None, noauth2_caller(token, request_id)
-        caller = identity.caller_for_token(token, request_id)
-        if caller is None:
+            caller = noauth2_caller(token, request_id)
+            request_context.update(user=caller.username, project=caller.project_id)
+            return None, caller
+        found = identity.caller_for_token(token, request_id)
+        if found is None:
             raise AuthenticationFailed("The request you have made requires authentication.")
-        return caller.user, caller
+        request_context.update(user=found.username, project=found.project_id)
+        return found.user, found
 
     def authenticate_header(self, request: Request) -> str:
         return 'Keystone uri="/identity"'

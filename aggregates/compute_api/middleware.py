@@ -6,7 +6,6 @@ and so does the 411 of a chunked body the server cannot read
 
 import json
 import logging
-import uuid
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -16,7 +15,7 @@ from django.core.exceptions import DisallowedHost, RequestDataTooBig, TooManyFie
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.http.response import HttpResponseBase
 
-from config import chunked, json_bodies
+from config import chunked, json_bodies, request_context
 
 from .errors import fault_body
 
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
         """A request once RequestIdMiddleware has seen it (for type checking only)."""
 
         request_id: str
+        global_request_id: str
 
 else:
     RequestWithId = HttpRequest
@@ -35,10 +35,6 @@ log = logging.getLogger(__name__)
 security_log = logging.getLogger("django.security.DisallowedHost")
 
 GENERIC = "An unexpected error occurred; the request id identifies it in the service's log."
-
-
-def new_request_id() -> str:
-    return f"req-{uuid.uuid4()}"
 
 
 def _api_of(path: str) -> str | None:
@@ -67,8 +63,12 @@ def _error_body(api: str, status: int, request_id: str, message: str = GENERIC) 
 
 
 class RequestIdMiddleware:
-    """Gives every request ``request.request_id`` and echoes it in the
+    """Gives every request a new ``request.request_id`` and echoes it in the
     ``X-OpenStack-Request-ID`` (and, for compute, ``X-Compute-Request-ID``) headers.
+    An inbound ``X-OpenStack-Request-ID`` of oslo's form (``req-`` + UUID) is
+    kept as ``request.global_request_id`` (anything else is ignored); both
+    are the current request context (config/request_context.py) while the
+    request is served, with the resolved route.
     A console form post holding NUL is refused (400), and so is a request on
     an API path naming a host outside ALLOWED_HOSTS (in that API's format).
     A non-JSON 5xx answer on an API path (Django's own error page) is
@@ -78,19 +78,37 @@ class RequestIdMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: RequestWithId) -> HttpResponseBase:
-        request.request_id = new_request_id()
-        response = (
-            self._refused_host(request)
-            or self._refused_length(request)
-            or self._refused_form(request)
-            or self.get_response(request)
+        request.request_id = request_context.new_request_id()
+        request.global_request_id = request_context.valid_global_id(request.headers.get(request_context.HEADER))
+        token = request_context.bind(
+            request_context.RequestContext(
+                request_id=request.request_id,
+                global_request_id=request.global_request_id,
+                route=f"{request.method} {request.path}",
+            )
         )
-        if response.status_code >= 500:
-            response = self._api_error(request, response)
+        try:
+            response = (
+                self._refused_host(request)
+                or self._refused_length(request)
+                or self._refused_form(request)
+                or self.get_response(request)
+            )
+            if response.status_code >= 500:
+                response = self._api_error(request, response)
+        finally:
+            request_context.reset(token)
         response.headers.setdefault("X-OpenStack-Request-ID", request.request_id)
         if request.path.startswith("/compute"):
             response.headers.setdefault("X-Compute-Request-ID", request.request_id)
         return response
+
+    @staticmethod
+    def process_view(request: HttpRequest, view: object, args: object, kwargs: object) -> None:
+        """The route resolved (its pattern, not the path with its ids) goes in the context."""
+        match = request.resolver_match
+        if match is not None and match.route:
+            request_context.update(route=f"{request.method} /{match.route}")
 
     @staticmethod
     def _refused_host(request: RequestWithId) -> HttpResponse | None:

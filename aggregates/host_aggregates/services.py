@@ -8,6 +8,7 @@ event, and no change.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,8 @@ from aggregates.mirroring import outbox
 from aggregates.mirroring.models import PlacementMirrorRequest
 from aggregates.servers.models import instances_by_host
 from aggregates.zones.services import AZ_KEY, zone_memberships, zoned_hosts
+
+log = logging.getLogger(__name__)
 
 # Nova's disabled_reason of a service registered while enable_new_services is
 # false (ENABLE_NEW_SERVICES); with ENABLE_HOSTS_ON_AGGREGATE_JOIN such a host
@@ -398,6 +401,7 @@ def add_host(caller: Caller, aggregate_id: int, host: str) -> Aggregate:
             aggregate = get_aggregate(aggregate_id)
             _record(caller, "aggregate.add_host.end", aggregate)
             _enable_on_first_join(caller, host)
+    log.info("Added host %s to aggregate %s (%s)", host, aggregate.name, aggregate.uuid)
     return aggregate
 
 

@@ -1,6 +1,7 @@
 """Compute hosts: registration (service + compute node) and heartbeats, the
 compute services (os-services) and the hypervisors (os-hypervisors)."""
 
+import logging
 import uuid
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,8 @@ from aggregates.identity.caller import Caller
 from aggregates.mirroring import outbox
 from aggregates.servers.models import instances_by_host
 from aggregates.zones.services import API_BINARIES, with_zones
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from aggregates.zones.services import ZonedService
@@ -173,6 +176,13 @@ def _register(caller: Caller, host: str, node: str, reported: dict[str, Any]) ->
         },
     )
     outbox.record_provider_sync(compute_node)
+    log.info(
+        "%s compute node %s (%s) of host %s",
+        "Registered" if created else "Updated the registration of",
+        node,
+        compute_node.uuid,
+        host,
+    )
     return compute_node, created
 
 

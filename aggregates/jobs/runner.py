@@ -74,6 +74,9 @@ class JobRunner(Generic[J]):
             job.started_at = timezone.now()
             job.save(update_fields=["started_at"])
             self.started(job)
+            log.info("Started %s %s", self.kind.label, job.uuid)
+        else:
+            log.info("Resumed %s %s (attempt %d)", self.kind.label, job.uuid, job.attempts)
         try:
             (work or self.work)(job, token)
         except JobFailed as failed:

@@ -13,6 +13,7 @@ moves it: a resumed job first settles such items from where the server is
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -235,7 +236,10 @@ class _Runner:
                         status=MaintenanceItem.MOVING, started_at=timezone.now()
                     )
                     target = targets.get(str(item.server_uuid))
-                    running[pool.submit(_move, self.caller, item, self.kind, self.preferred, target)] = item
+                    # Each move in its pool thread keeps the job's context (its request ids).
+                    context = contextvars.copy_context()
+                    move = pool.submit(context.run, _move, self.caller, item, self.kind, self.preferred, target)
+                    running[move] = item
                 if not running:
                     break
                 finished, _ = wait(list(running), timeout=wait_for, return_when=FIRST_COMPLETED)

@@ -28,7 +28,7 @@ def carry_over(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("aggregates", "0015_server_access_ips_config_drive"),
+        ("aggregates", "0016_request_ids"),
     ]
 
     operations = [

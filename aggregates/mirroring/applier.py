@@ -3,6 +3,7 @@
 import logging
 import uuid
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import timedelta
 from typing import NamedTuple
 
@@ -21,6 +22,7 @@ from aggregates.placement_client import (
     PlacementUnreachable,
     ProviderNotFound,
 )
+from config import request_context
 
 log = logging.getLogger("aggregates.mirroring")  # one logger for the outbox, its applier and the reconciler
 
@@ -76,7 +78,21 @@ def apply_provider_request(
 def _apply_row(row: OutboxRequest | None, placement: PlacementClient | None, log_each: bool) -> OutboxRequest | None:
     if row is None or row.status != Request.PENDING:
         return row
-    placement = placement or placement_client.client()
+    with request_context.bound(_context_of(row)):
+        return _apply_pending_row(row, placement or placement_client.client(), log_each)
+
+
+def _context_of(row: OutboxRequest) -> request_context.RequestContext:
+    """The change's request ids, for the log lines and the placement calls
+    applying its row (the drain's rows each their own); a row written
+    outside any request keeps the context of whoever applies it."""
+    current = request_context.current()
+    if not row.request_id:
+        return current
+    return replace(current, request_id=row.request_id, global_request_id=row.global_request_id)
+
+
+def _apply_pending_row(row: OutboxRequest, placement: PlacementClient, log_each: bool) -> OutboxRequest:
     try:
         if isinstance(row, ProviderRequest):
             _apply_to_provider(row, placement)
@@ -91,6 +107,7 @@ def _apply_row(row: OutboxRequest | None, placement: PlacementClient | None, log
     now = timezone.now()
     row.status, row.applied_at, row.updated_at, row.last_error = Request.DONE, now, now, ""
     row.save(update_fields=["status", "applied_at", "updated_at", "last_error"])
+    log.log(logging.INFO if log_each else logging.DEBUG, "Placement mirroring done: %s", describe(row))
     return row
 
 

@@ -21,6 +21,10 @@ class OutboxRow(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     applied_at = models.DateTimeField(null=True, blank=True)
+    # The request ids of the change that wrote the row: its applier runs with
+    # them (its log lines, the X-OpenStack-Request-ID sent to placement).
+    request_id = models.CharField(max_length=64, blank=True, default="")
+    global_request_id = models.CharField(max_length=64, blank=True, default="")
 
     # Not a column: set by the applier on a failed attempt when placement
     # could not be reached at all.

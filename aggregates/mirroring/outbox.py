@@ -35,6 +35,7 @@ from aggregates.hosts.models import ComputeNode
 from aggregates.mirroring import tasks
 from aggregates.mirroring.applier import OutboxRequest, apply_rows, describe, drain_pending, node_refs
 from aggregates.mirroring.models import PlacementMirrorRequest, ProviderSyncRequest
+from config import request_context
 
 log = logging.getLogger("aggregates.mirroring")  # one logger for the outbox, its applier and the reconciler
 
@@ -43,6 +44,12 @@ ProviderRequest = ProviderSyncRequest
 
 
 # --- recording (inside the service functions' transactions) ------------------
+
+
+def _request_ids() -> dict[str, str]:
+    """The request ids of the change, kept on its row for whoever applies it."""
+    context = request_context.current()
+    return {"request_id": context.request_id, "global_request_id": context.global_request_id}
 
 
 def record(aggregate: Aggregate, action: str, host: str = "") -> PlacementMirrorRequest:
@@ -56,6 +63,7 @@ def record(aggregate: Aggregate, action: str, host: str = "") -> PlacementMirror
         host=host,
         nodes=nodes,
         action=action,
+        **_request_ids(),
     )
     _apply_after_commit(row)
     return row
@@ -74,7 +82,11 @@ def record_provider_deletion(node: ComputeNode) -> ProviderSyncRequest:
 
 def _record_provider(node: ComputeNode, action: str) -> ProviderSyncRequest:
     row = ProviderRequest.objects.create(
-        node_uuid=node.uuid, hypervisor_hostname=node.hypervisor_hostname, host=node.host, action=action
+        node_uuid=node.uuid,
+        hypervisor_hostname=node.hypervisor_hostname,
+        host=node.host,
+        action=action,
+        **_request_ids(),
     )
     _apply_after_commit(row)
     return row

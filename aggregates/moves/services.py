@@ -8,6 +8,7 @@ Confirming a cold migration is ``confirmation``; moves a dead worker left
 behind, ``recovery``.
 """
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,6 +28,8 @@ from aggregates.scheduling import boot_request
 from aggregates.servers import actions
 from aggregates.servers import services as server_services
 from aggregates.servers.models import Server
+
+log = logging.getLogger(__name__)
 
 
 def _flavor_pk(flavorid: str) -> int | None:
@@ -103,6 +106,14 @@ def _begin(
             migration = _accept(caller, server, kind, requested_host, request)
             if dispatch:
                 dispatch_move(migration.pk)
+    log.info(
+        "Accepted the %s of server %s from host %s%s (migration %s)",
+        kind,
+        server_uuid,
+        migration.source_compute,
+        f" to host {requested_host}" if requested_host else "",
+        migration.pk,
+    )
     return migration
 
 

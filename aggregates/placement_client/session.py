@@ -6,7 +6,8 @@ worker to wait for). Either way placement is never called with a database
 transaction open (``PlacementTransactionError``).
 
 Every call sends the microversion ``microversions`` names for its
-operation. A conflicting update of a provider's aggregates, inventories or
+operation, and the global request id of the work it is done for (else its
+local request id) in ``X-OpenStack-Request-ID``. A conflicting update of a provider's aggregates, inventories or
 traits (``placement.concurrent_update``) is retried from a fresh read, four
 attempts in all, as Nova does; a conflicting claim or move of allocations
 is the caller's to handle (``AllocationConflict``: try the next host).
@@ -38,6 +39,7 @@ from aggregates.placement_client.errors import (
     ProviderNotFound,
 )
 from aggregates.placement_client.read_cache import cached, clear_read_cache, remember
+from config import request_context
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +123,9 @@ class PlacementClient:
             "X-Auth-Token": token,
             "Accept": "application/json",
         }
+        forwarded = request_context.outbound_id()
+        if forwarded:  # as Nova sends its global request id to placement
+            headers[request_context.HEADER] = forwarded
         self.requests_made += 1
         started = time.monotonic()
         try:

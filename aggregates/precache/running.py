@@ -9,6 +9,7 @@ writes every row and renews the job's lease as it goes."""
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import queue
 import threading
@@ -208,7 +209,8 @@ class _Runner:
             except Exception as exc:  # a driver's failure is the host's error
                 reports.put(("failed", pk, str(exc) or type(exc).__name__))
 
-        threading.Thread(target=work, name=f"image-cache-host-{item.host}", daemon=True).start()
+        context = contextvars.copy_context()  # the job's request ids, in the host's thread
+        threading.Thread(target=context.run, args=(work,), name=f"image-cache-host-{item.host}", daemon=True).start()
         return _Active(item, time.monotonic() + timeout, [str(row.image_id) for row in pending])
 
     def run(self) -> None:

@@ -14,6 +14,7 @@ Rules kept here:
 """
 
 import ipaddress
+import logging
 import operator
 import random
 import re
@@ -48,6 +49,8 @@ from aggregates.servers.models import (
     status_q,
 )
 from aggregates.value_schemas import MAX_INT, to_bool
+
+log = logging.getLogger(__name__)
 
 # Nova's [quota] metadata_items.
 MAX_METADATA_ITEMS = 128
@@ -561,6 +564,13 @@ def create_servers(
                 notifications.record(caller, "instance.create.start", server, request_id=caller.request_id)
                 servers.append(server)
             dispatch_build(reservation_id)
+    log.info(
+        "Accepted the boot of %s (reservation %s, flavor %s, image %s)",
+        ", ".join(str(server.uuid) for server in servers),
+        reservation_id,
+        flavor.flavorid,
+        image.id,
+    )
     return CreatedServers(servers, reservation_id)
 
 

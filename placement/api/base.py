@@ -23,7 +23,7 @@ from django.utils.http import http_date
 from django.utils.module_loading import import_string
 from django.views.decorators.csrf import csrf_exempt
 
-from config import json_bodies
+from config import json_bodies, request_context
 from config.public_url import public_base
 from placement import errors
 from placement.standards import ensure_standard_names
@@ -118,7 +118,15 @@ def _challenge(request: HttpRequest) -> dict[str, str]:
 
 
 def authenticate(request: PipelineRequest, open_route: bool) -> Caller | None:
-    """The caller a request's token stands for; None on open routes without one."""
+    """The caller a request's token stands for (also in the log context);
+    None on open routes without one."""
+    caller = _caller_of_token(request, open_route)
+    if caller is not None:
+        request_context.update(user=caller.user_id, project=caller.project_id)
+    return caller
+
+
+def _caller_of_token(request: PipelineRequest, open_route: bool) -> Caller | None:
     token = request.headers.get("X-Auth-Token")
     if not token:
         if open_route:
@@ -438,6 +446,16 @@ class Route:
         if request.version is not None:
             response[microversion.HEADER] = f"{microversion.SERVICE_TYPE} {request.version}"
             response["Vary"] = microversion.HEADER.lower()
+        # One line a request, as upstream's request log (the log context adds
+        # the request id and the caller's global request id).
+        log.info(
+            '"%s %s" status: %s len: %s microversion: %s',
+            request.method,
+            request.get_full_path(),
+            response.status_code,
+            len(response.content),
+            request.version or "-",
+        )
         return response
 
     def urlpattern(self) -> URLPattern:

@@ -4,6 +4,7 @@ worker`` and upstream Placement, each its own process, sharing a SQLite file
 process). Skipped when Redis does not answer on 127.0.0.1:6379."""
 
 import os
+import uuid
 
 import pytest
 import requests
@@ -74,10 +75,11 @@ def test_registration_and_add_host_reach_placement_through_the_worker(corral_wit
         url + "/compute/v2.1/os-aggregates", json={"aggregate": {"name": "agg1"}}, headers=headers, timeout=10
     )
     aggregate = response.json()["aggregate"]
+    global_id = f"req-{uuid.uuid4()}"
     response = requests.post(
         url + f"/compute/v2.1/os-aggregates/{aggregate['id']}/action",
         json={"add_host": {"host": "h1"}},
-        headers=headers,
+        headers={**headers, "X-OpenStack-Request-ID": global_id},
         timeout=10,
     )
     assert response.status_code == 200, response.text
@@ -87,6 +89,12 @@ def test_registration_and_add_host_reach_placement_through_the_worker(corral_wit
     worker_log = (processes.workdir / "worker.log").read_text()
     assert "corral.mirroring.apply_provider_request" in worker_log
     assert "corral.mirroring.apply_mirror_request" in worker_log
+    # The request's ids crossed the broker in the task's headers: the worker's line names both.
+    local_id = response.headers["X-OpenStack-Request-ID"]
+    (done,) = [line for line in worker_log.splitlines() if "Placement mirroring done: adding host h1" in line]
+    assert f"[{local_id} {global_id} " in done
+    # And upstream placement, sent the global id, logged it as its caller's.
+    assert global_id in (upstream_placement.workdir / "server.log").read_text()
 
 
 def provider_named(placement, name):

@@ -20,7 +20,7 @@ from aggregates.errors import ServiceError
 from aggregates.identity import services as identity
 from aggregates.identity.caller import Caller
 from aggregates.images import activation, members, schemas, serializers, services, storage
-from config import json_bodies
+from config import json_bodies, request_context
 from config.public_url import public_base
 
 from . import schema_documents
@@ -40,8 +40,12 @@ def _caller(request: HttpRequest) -> Caller | None:
         return None
     request_id = getattr(request, "request_id", "")
     if settings.AUTH_STRATEGY == "noauth2":
-        return noauth2_caller(token, request_id)
-    return identity.caller_for_token(token, request_id)
+        caller: Caller | None = noauth2_caller(token, request_id)
+    else:
+        caller = identity.caller_for_token(token, request_id)
+    if caller is not None:
+        request_context.update(user=caller.username, project=caller.project_id)
+    return caller
 
 
 def glance_view(methods: Mapping[str, Handler], name: str) -> Callable[..., HttpResponseBase]:
