@@ -48,3 +48,9 @@ def isolated_side_effects(settings, tmp_path_factory):
     settings.IMAGE_STORE_DIR = tmp_path_factory.mktemp("image-store")
     yield
     celery_app.conf.task_always_eager = saved
+
+
+@pytest.fixture
+def image_store(settings):
+    """The directory this test's image data goes to (its own: see isolated_side_effects)."""
+    return settings.IMAGE_STORE_DIR

@@ -4,20 +4,12 @@ Glance. Skipped without a CLI, like test_openstack_cli.py (same fixtures)."""
 
 import hashlib
 
-import pytest
-
 from aggregates.audit.models import Event
 from aggregates.images.models import Image
 from tests.plugins.openstack_cli import run_json, run_quiet
 
 # Some bytes standing in for cirros: big enough to take several chunks each way.
 IMAGE_BYTES = bytes(range(256)) * 4096 + b"tail"
-
-
-@pytest.fixture(autouse=True)
-def image_store(settings, tmp_path):
-    settings.IMAGE_STORE_DIR = tmp_path / "image-store"
-    return settings.IMAGE_STORE_DIR
 
 
 def test_image_walk(openstack, tmp_path, image_store):

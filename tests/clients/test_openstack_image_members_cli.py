@@ -3,19 +3,11 @@ project (``image add project``, ``image member list``), the member project
 accepts it (``image set --accept``), and the owner deactivates and
 reactivates it (``image set --deactivate`` / ``--activate``), as on Glance."""
 
-import pytest
-
 from aggregates.images.models import Image, ImageMember
 from tests.plugins.api import make_user
 from tests.plugins.openstack_cli import run_json, run_quiet
 
 MEMBER_PASSWORD = "member-secret"
-
-
-@pytest.fixture(autouse=True)
-def image_store(settings, tmp_path):
-    settings.IMAGE_STORE_DIR = tmp_path / "image-store"
-    return settings.IMAGE_STORE_DIR
 
 
 def test_share_accept_deactivate(openstack, tmp_path):

@@ -5,21 +5,9 @@ API; readers see all of it and change none of it."""
 import pytest
 
 from aggregates.identity import services as identity
-from aggregates.identity.caller import Caller
 from aggregates.images import members
 from aggregates.images import services as images
 from aggregates.images.models import Image, ImageMember
-
-
-@pytest.fixture(autouse=True)
-def image_store(settings, tmp_path):
-    settings.IMAGE_STORE_DIR = tmp_path / "images"
-    return settings.IMAGE_STORE_DIR
-
-
-@pytest.fixture
-def system():
-    return Caller.system("tests")
 
 
 @pytest.fixture

@@ -9,22 +9,10 @@ from django.contrib.staticfiles import finders
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from aggregates.identity import services as identity
-from aggregates.identity.caller import Caller
 from aggregates.images import services as images
 from aggregates.images.models import Image
 
 DATA = b"console image bytes " * 5000
-
-
-@pytest.fixture(autouse=True)
-def image_store(settings, tmp_path):
-    settings.IMAGE_STORE_DIR = tmp_path / "images"
-    return settings.IMAGE_STORE_DIR
-
-
-@pytest.fixture
-def system():
-    return Caller.system("tests")
 
 
 @pytest.fixture

@@ -11,12 +11,6 @@ from aggregates.images.models import Image, ImageMember
 from tests.plugins.api import make_user
 
 
-@pytest.fixture(autouse=True)
-def image_store(settings, tmp_path):
-    settings.IMAGE_STORE_DIR = tmp_path / "images"
-    return settings.IMAGE_STORE_DIR
-
-
 class GlanceClient:
     def __init__(self, token=None, accept="application/json"):
         self.client = Client()
