@@ -461,13 +461,15 @@ USER_UPDATE = {"type": "object", "properties": USER_PROPERTIES, "minProperties":
 
 
 def entity_of(request: Request, key: str, schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``key`` object of the request body, checked against ``schema``."""
+    """The ``key`` object of the request body, checked against ``schema``
+    (errors name fields as Keystone does: ``project/name``)."""
     body = request.data
     if not isinstance(body, dict) or not isinstance(body.get(key), dict):
         raise ApiError(400, f"Expecting to find {key} in request body." + CLIENT_ERROR)
-    entity: dict[str, Any] = validate(body[key], schema)
+    validate(body, {"type": "object", "properties": {key: schema}, "additionalProperties": False})
+    entity: dict[str, Any] = body[key]
     if entity.get("options"):
-        raise ApiError(400, f"Invalid input for field 'options': Corral supports no {key} options.")
+        raise ApiError(400, f"Invalid input for field '{key}/options': Corral supports no {key} options.")
     return entity
 
 
@@ -482,7 +484,7 @@ def _project_extras(entity: Mapping[str, Any], creating: bool) -> None:
         message = "Corral has no project hierarchy: parent_id may only name the domain."
         raise ApiError(400, message if creating else "Update of `parent_id` is not allowed.")
     if entity.get("tags"):
-        raise ApiError(400, "Invalid input for field 'tags': Corral keeps no project tags.")
+        raise ApiError(400, "Invalid input for field 'project/tags': Corral keeps no project tags.")
 
 
 # --- bodies of the admin routes ---------------------------------------------------

@@ -330,11 +330,9 @@ def check_domain(domain_id: str | None) -> str:
 
 def _name(value: str, limit: int, kind: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise Invalid(f"Invalid input for field 'name': the {kind} name must not be empty or blank.", field="name")
+        raise Invalid(f"Invalid input for field '{kind}/name': must not be empty or blank.", field="name")
     if len(value) > limit:
-        raise Invalid(
-            f"Invalid input for field 'name': the {kind} name must be at most {limit} characters long.", field="name"
-        )
+        raise Invalid(f"Invalid input for field '{kind}/name': must be at most {limit} characters long.", field="name")
     return value
 
 
@@ -357,7 +355,10 @@ def create_project(
     caller: Caller, name: str, description: str | None = None, enabled: bool = True, domain_id: str | None = None
 ) -> Project:
     """Create a project in the Default domain; 409 if the name is taken."""
-    domain = check_domain(domain_id)
+    try:
+        domain = check_domain(domain_id)
+    except NotFound as exc:  # Keystone answers 400 here, 404 for a user
+        raise Invalid(exc.message, field="domain_id") from exc
     name = _name(name, PROJECT_NAME_MAX, "project")
     with transaction.atomic():
         if Project.objects.filter(name=name).exists():
