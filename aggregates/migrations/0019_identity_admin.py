@@ -6,28 +6,36 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('aggregates', '0015_server_access_ips_config_drive'),
-        ('auth', '0012_alter_user_first_name_max_length'),
+        ("aggregates", "0015_server_access_ips_config_drive"),
+        ("auth", "0012_alter_user_first_name_max_length"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='UserAttributes',
+            name="UserAttributes",
             fields=[
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='identity_attributes', serialize=False, to=settings.AUTH_USER_MODEL)),
-                ('description', models.TextField(blank=True, null=True)),
-                ('default_project_id', models.CharField(blank=True, db_index=True, max_length=64, null=True)),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="identity_attributes",
+                        serialize=False,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                ("description", models.TextField(blank=True, null=True)),
+                ("default_project_id", models.CharField(blank=True, db_index=True, max_length=64, null=True)),
             ],
         ),
         migrations.RemoveConstraint(
-            model_name='roleassignment',
-            name='uniq_role_user_project',
+            model_name="roleassignment",
+            name="uniq_role_user_project",
         ),
         migrations.AddConstraint(
-            model_name='roleassignment',
-            constraint=models.UniqueConstraint(fields=('user', 'project', 'role'), name='uniq_role_user_project_role'),
+            model_name="roleassignment",
+            constraint=models.UniqueConstraint(fields=("user", "project", "role"), name="uniq_role_user_project_role"),
         ),
     ]
