@@ -648,6 +648,15 @@ class Assignment:
     def __init__(self, user: "User", project: Project, role: str, prior_role: str | None = None) -> None:
         self.user, self.project, self.role, self.prior_role = user, project, role, prior_role
 
+    @property
+    def user_id(self) -> str:
+        """The user's Keystone id."""
+        return user_id_of(self.user)
+
+    @property
+    def role_id(self) -> str:
+        return role_id_of(self.role)
+
 
 def list_role_assignments(
     user_id: str | None = None,
