@@ -112,6 +112,7 @@ POLICIES = {
     "identity:create_user": "admin",
     "identity:update_user": "admin",
     "identity:delete_user": "admin",
+    "identity:list_user_projects": "reader",
     "identity:list_roles": "reader",
     "identity:get_role": "reader",
     "identity:list_grants": "reader",

@@ -703,6 +703,49 @@ class UserDetailView(IdentityAPIView):
         return Response(status=204)
 
 
+PASSWORD_CHANGE = {
+    "type": "object",
+    "properties": {"original_password": {"type": "string"}, "password": {"type": "string", "maxLength": 4096}},
+    "required": ["original_password", "password"],
+    "additionalProperties": False,
+}
+
+
+class UserPasswordView(IdentityAPIView):
+    """``POST /v3/users/{id}/password``: a user changes its own password
+    (204); no token is needed, the current password is the proof."""
+
+    def post(self, request: Request, user_id: str) -> Response:
+        entity = entity_of(request, "user", PASSWORD_CHANGE)
+        identity.change_own_password(
+            user_id,
+            entity["original_password"],
+            entity["password"],
+            address=request.META.get("REMOTE_ADDR"),
+            request_id=request_id_of(request),
+        )
+        return Response(status=204)
+
+
+class UserProjectsView(IdentityAPIView):
+    """``GET /v3/users/{id}/projects``: the projects the user holds a role on."""
+
+    def get(self, request: Request, user_id: str) -> Response:
+        enforce(request, "identity:list_user_projects", owner_allowed=_is_self(request, user_id))
+        projects = identity.projects_of_user(
+            user_id,
+            name=request.query_params.get("name"),
+            enabled=enabled_filter(request),
+            domain_id=domain_filter(request),
+        )
+        return Response(
+            {
+                "projects": [project_body(request, project) for project in projects],
+                "links": collection_links(request, f"/v3/users/{user_id}/projects"),
+            }
+        )
+
+
 # --- roles, grants and role assignments --------------------------------------------
 
 

@@ -570,6 +570,49 @@ def delete_user(caller: Caller, user_id: str) -> None:
         events.record(caller, "identity.user.deleted", object_type="user", object_id=user_id, payload={"name": name})
 
 
+def change_own_password(
+    user_id: str, original_password: str, password: str, address: str | None = None, request_id: str = ""
+) -> None:
+    """A user changes its own password, proving it knows the current one (no
+    token needed, as in Keystone); its tokens are revoked. A wrong password or
+    an unknown user raises AuthenticationFailed, and counts against the login
+    throttle as a refused login does."""
+    user = get_user(user_id)
+    name = user.get_username() if user is not None else user_id
+    throttle.check(name, address, request_id)
+    if user is None or not user.is_active or not user.check_password(original_password):
+        if user is None:
+            get_user_model()().set_password(original_password)  # as long as a wrong password takes
+        throttle.record_failure(name, address)
+        raise AuthenticationFailed("Error when changing user password: Invalid user / password")
+    with transaction.atomic():
+        user.set_password(password)
+        user.save()
+        Token.objects.filter(user=user).delete()
+        events.record(
+            Caller(user=user, username=name, request_id=request_id),
+            "identity.user.updated",
+            object_type="user",
+            object_id=user_id,
+            payload={"changed": ["password"], "by": "the user"},
+        )
+
+
+def projects_of_user(
+    user_id: str, name: str | None = None, enabled: bool | None = None, domain_id: str | None = None
+) -> list[Project]:
+    """The projects the user holds a role on (``GET /v3/users/{id}/projects``)."""
+    user = _user_or_404(user_id)
+    projects = Project.objects.filter(role_assignments__user=user).distinct()
+    if name is not None:
+        projects = projects.filter(name=name)
+    if enabled is not None:
+        projects = projects.filter(enabled=enabled)
+    if domain_id is not None:
+        projects = projects.filter(domain_id=domain_id)
+    return list(projects)
+
+
 # --- roles and role assignments -------------------------------------------------
 
 

@@ -19,6 +19,8 @@ urlpatterns = [
     ),
     path("/v3/users", identity.UserListView.as_view()),
     path("/v3/users/<str:user_id>", identity.UserDetailView.as_view()),
+    path("/v3/users/<str:user_id>/password", identity.UserPasswordView.as_view()),
+    path("/v3/users/<str:user_id>/projects", identity.UserProjectsView.as_view()),
     path("/v3/roles", identity.RoleListView.as_view()),
     path("/v3/roles/<str:role_id>", identity.RoleDetailView.as_view()),
     path("/v3/role_assignments", identity.RoleAssignmentListView.as_view()),

@@ -621,3 +621,48 @@ def test_members_read_their_domain_but_do_not_list_domains(member_api):
     assert member_api.get(f"{DOMAINS}/default").json() == {"domain": DEFAULT_DOMAIN}
     keystone_error(member_api.get(DOMAINS), 403, "identity:list_domains")
     keystone_error(member_api.get(f"{DOMAINS}/other"), 403, "identity:get_domain")
+
+
+# --- a user's own password and projects --------------------------------------------------
+
+
+def test_a_user_changes_its_own_password_without_a_token(admin_api, anon_api):
+    project = create_project(admin_api, "team-a")
+    user = create_user(admin_api, "carol")
+    admin_api.put(grant_path(project["id"], user["id"], "member"))
+    carol = logged_in("carol", "pw-1", "team-a")
+    path = f"{USERS}/{user['id']}/password"
+    wrong = anon_api.post(path, {"user": {"original_password": "nope", "password": "pw-2"}})
+    keystone_error(wrong, 401, "Error when changing user password: Invalid user / password")
+    assert token_works(carol)
+    response = anon_api.post(path, {"user": {"original_password": "pw-1", "password": "pw-2"}})
+    assert response.status_code == 204 and response.content == b""
+    assert not token_works(carol)
+    keystone_error(login("carol", "pw-1", "team-a"), 401)
+    assert token_works(logged_in("carol", "pw-2", "team-a"))
+    keystone_error(
+        anon_api.post(path, {"user": {"password": "pw-3"}}), 400, "'original_password' is a required property"
+    )
+    keystone_error(anon_api.get(path), 405)
+
+
+def test_changing_the_password_of_an_unknown_user_is_401(anon_api):
+    path = f"{USERS}/{'f' * 32}/password"
+    keystone_error(anon_api.post(path, {"user": {"original_password": "a", "password": "b"}}), 401)
+
+
+def test_a_user_lists_its_own_projects(admin_api, token_for):
+    a, b = create_project(admin_api, "team-a"), create_project(admin_api, "team-b")
+    create_project(admin_api, "team-c")
+    user = create_user(admin_api, "carol")
+    admin_api.put(grant_path(a["id"], user["id"], "member"))
+    admin_api.put(grant_path(b["id"], user["id"], "member"))
+    admin_api.put(grant_path(b["id"], user["id"], "reader"))
+    carol = logged_in("carol", "pw-1", "team-a")
+    response = carol.get(f"{USERS}/{user['id']}/projects")
+    assert response.status_code == 200, response.content
+    assert [p["name"] for p in response.json()["projects"]] == ["team-a", "team-b"]
+    assert [p["name"] for p in carol.get(f"{USERS}/{user['id']}/projects?name=team-b").json()["projects"]] == ["team-b"]
+    admin_id = identity.user_id_of(get_user_model().objects.get(username="admin-user"))
+    keystone_error(carol.get(f"{USERS}/{admin_id}/projects"), 403, "identity:list_user_projects")
+    keystone_error(admin_api.get(f"{USERS}/{'f' * 32}/projects"), 404, "Could not find user")

@@ -45,7 +45,13 @@ def test_project_user_role_lifecycle(openstack):
     token = run_json(openstack, *as_carol, "token", "issue")
     assert (token["user_id"], token["project_id"]) == (user["id"], project["id"])
 
-    run_quiet(openstack, "user", "set", "--password", "carol-pw-2", "carol")
+    assert [row["Name"] for row in run_json(openstack, "project", "list", "--user", "carol")] == ["team-a"]
+
+    # carol changes her own password; then an admin resets it.
+    run_quiet(openstack, *as_carol, "user", "password", "set", "--original-password", "carol-pw", "--password", "pw-2")
+    as_carol = ("--os-username", "carol", "--os-password", "pw-2", "--os-project-name", "team-a")
+    assert run_json(openstack, *as_carol, "token", "issue")["user_id"] == user["id"]
+    run_quiet(openstack, "user", "set", "--password", "pw-3", "carol")
     returncode, _, stderr = openstack(*as_carol, "token", "issue")
     assert returncode != 0 and "HTTP 401" in stderr
 
