@@ -12,13 +12,14 @@ column, never changes when the user is renamed, and is the same on every call.
 import hashlib
 import secrets
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from aggregates.audit import services as events
@@ -320,6 +321,17 @@ def grant(user: "User", project: Project, role: str) -> None:
     RoleAssignment.objects.get_or_create(user=user, project=project, role=role)
 
 
+@contextmanager
+def _atomic_unique(conflict: Callable[[], Conflict]) -> Iterator[None]:
+    """A transaction whose unique-constraint failure (a concurrent request
+    took the name first) is ``conflict()``, never a 500."""
+    try:
+        with transaction.atomic():
+            yield
+    except IntegrityError as exc:
+        raise conflict() from exc
+
+
 def check_domain(domain_id: str | None) -> str:
     """The id of the domain ``domain_id`` names (None: the Default domain);
     Corral has that one only."""
@@ -360,7 +372,7 @@ def create_project(
     except NotFound as exc:  # Keystone answers 400 here, 404 for a user
         raise Invalid(exc.message, field="domain_id") from exc
     name = _name(name, PROJECT_NAME_MAX, "project")
-    with transaction.atomic():
+    with _atomic_unique(lambda: _project_conflict(name)):
         if Project.objects.filter(name=name).exists():
             raise _project_conflict(name)
         project = Project.objects.create(name=name, description=description or "", enabled=enabled, domain_id=domain)
@@ -385,7 +397,7 @@ def update_project(
     """Change a project's name, description or enabled flag. Disabling it
     revokes the tokens scoped to it (they stay revoked once it is enabled
     again, as Keystone's revocation events)."""
-    with transaction.atomic():
+    with _atomic_unique(lambda: _project_conflict(name or "")):
         project = Project.objects.select_for_update().filter(pk=project_id).first()
         if project is None:
             raise NotFound(f"Could not find project: {project_id[:64]}.", field="project")
@@ -487,7 +499,7 @@ def create_user(
     check_domain(domain_id)
     name = _name(name, USER_NAME_MAX, "user")
     User = get_user_model()
-    with transaction.atomic():
+    with _atomic_unique(lambda: _user_conflict(name)):
         if User.objects.filter(**{User.USERNAME_FIELD: name}).exists():
             raise _user_conflict(name)
         user = User(**{User.USERNAME_FIELD: name}, email=email or "", is_active=enabled)
@@ -519,7 +531,7 @@ def update_user(
     """Change a user. A new password or disabling the user revokes its
     tokens, as in Keystone."""
     User = get_user_model()
-    with transaction.atomic():
+    with _atomic_unique(lambda: _user_conflict(name or "")):
         user = _user_or_404(user_id)
         if domain_id is not _UNSET and domain_id != DEFAULT_DOMAIN["id"]:
             raise Invalid("Cannot change Domain ID", field="domain_id")
@@ -642,17 +654,20 @@ def _grant_target(project_id: str, user_id: str, role_id: str) -> tuple[Project,
 
 def grant_role(caller: Caller, project_id: str, user_id: str, role_id: str) -> None:
     """Give the user the role on the project (nothing changes if it holds it)."""
-    with transaction.atomic():
-        project, user, role = _grant_target(project_id, user_id, role_id)
-        _, created = RoleAssignment.objects.get_or_create(user=user, project=project, role=role)
-        if created:
-            events.record(
-                caller,
-                "identity.role_assignment.created",
-                object_type="project",
-                object_id=project.id,
-                payload={"user": user_id_of(user), "user_name": user.get_username(), "role": role},
-            )
+    try:
+        with transaction.atomic():
+            project, user, role = _grant_target(project_id, user_id, role_id)
+            _, created = RoleAssignment.objects.get_or_create(user=user, project=project, role=role)
+            if created:
+                events.record(
+                    caller,
+                    "identity.role_assignment.created",
+                    object_type="project",
+                    object_id=project.id,
+                    payload={"user": user_id_of(user), "user_name": user.get_username(), "role": role},
+                )
+    except IntegrityError:
+        pass  # a concurrent request granted it: the role is held, as asked
 
 
 def revoke_role(caller: Caller, project_id: str, user_id: str, role_id: str) -> None:

@@ -2,6 +2,7 @@
 /identity: projects, users, role grants, role assignments, roles, domains."""
 
 import re
+from unittest import mock
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -666,3 +667,14 @@ def test_a_user_lists_its_own_projects(admin_api, token_for):
     admin_id = identity.user_id_of(get_user_model().objects.get(username="admin-user"))
     keystone_error(carol.get(f"{USERS}/{admin_id}/projects"), 403, "identity:list_user_projects")
     keystone_error(admin_api.get(f"{USERS}/{'f' * 32}/projects"), 404, "Could not find user")
+
+
+def test_a_name_taken_by_a_concurrent_request_is_409_not_500(admin_api):
+    """The name check and the insert are not one statement: when another
+    request takes the name in between, the unique constraint answers."""
+    create_project(admin_api, "team-a")
+    create_user(admin_api, "carol")
+    with mock.patch("django.db.models.query.QuerySet.exists", return_value=False):
+        keystone_error(admin_api.post(PROJECTS, {"project": {"name": "team-a"}}), 409, "name team-a")
+        keystone_error(admin_api.post(USERS, {"user": {"name": "carol"}}), 409, "name carol")
+    assert Project.objects.filter(name="team-a").count() == 1
