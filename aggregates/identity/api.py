@@ -583,8 +583,7 @@ def query_flag(request: Request, name: str) -> bool:
 
 
 def domain_filter(request: Request) -> str | None:
-    """``?domain_id=``: None when absent; an id matching nothing otherwise
-    when it is not the one domain."""
+    """``?domain_id=``, None when absent (any id but ``default`` matches nothing)."""
     return request.query_params.get("domain_id")
 
 
