@@ -46,6 +46,7 @@ def test_project_user_role_lifecycle(openstack):
     assert (token["user_id"], token["project_id"]) == (user["id"], project["id"])
 
     assert [row["Name"] for row in run_json(openstack, "project", "list", "--user", "carol")] == ["team-a"]
+    assert [row["Name"] for row in run_json(openstack, "user", "list", "--project", "team-a")] == ["carol"]
 
     # carol changes her own password; then an admin resets it.
     run_quiet(openstack, *as_carol, "user", "password", "set", "--original-password", "carol-pw", "--password", "pw-2")
