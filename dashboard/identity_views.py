@@ -229,6 +229,20 @@ def user_create(request: HttpRequest) -> HttpResponse:
 
 @console_view
 @require_POST
+def user_enable(request: HttpRequest) -> HttpResponse:
+    """Disable a user (its tokens are revoked, it can get no new one) or enable it again."""
+    enabled = request.POST.get("enabled") == "true"
+    try:
+        user = identity.update_user(caller_of(request), request.POST.get("user_id", ""), enabled=enabled)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"User {user.get_username()} {'enabled' if enabled else 'disabled'}.")
+    return redirect("dashboard:users")
+
+
+@console_view
+@require_POST
 def user_delete(request: HttpRequest) -> HttpResponse:
     user_id = request.POST.get("user_id", "")
     try:

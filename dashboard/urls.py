@@ -100,6 +100,7 @@ urlpatterns = [
     path("projects/<str:project_id>/delete/", identity_views.project_delete, name="project_delete"),
     path("users/", identity_views.user_list, name="users"),
     path("users/new/", identity_views.user_create, name="user_create"),
+    path("users/enable/", identity_views.user_enable, name="user_enable"),
     path("users/delete/", identity_views.user_delete, name="user_delete"),
     path("events/", other_views.event_list, name="events"),
     path("search/", search_views.search, name="search"),

@@ -62,6 +62,7 @@ def test_readers_see_the_pages_without_forms_and_change_nothing(reader_client, t
         (f"/projects/{project.id}/enable/", {"enabled": "false"}),
         (f"/projects/{project.id}/delete/", {}),
         ("/users/new/", {"name": "eve", "password": "pw"}),
+        ("/users/enable/", {"user_id": carol_id, "enabled": "false"}),
         ("/users/delete/", {"user_id": carol_id}),
     ]
     for url, data in posts:
@@ -69,6 +70,7 @@ def test_readers_see_the_pages_without_forms_and_change_nothing(reader_client, t
     assert Project.objects.get(pk=project.id).enabled and not Project.objects.filter(name="x").exists()
     assert list(RoleAssignment.objects.filter(user=carol).values_list("role", flat=True)) == ["member"]
     assert not get_user_model().objects.filter(username="eve").exists()
+    assert get_user_model().objects.get(username="carol").is_active
 
 
 def test_an_unknown_project_page_is_404(admin_client, db):
@@ -146,3 +148,16 @@ def test_deleting_a_user_revokes_its_tokens(admin_client, team):
     assert response.status_code == 302
     assert identity.caller_for_token(token) is None
     assert not get_user_model().objects.filter(username="carol").exists()
+
+
+def test_disabling_a_user_ends_its_tokens_until_enabled(admin_client, team):
+    _, carol = team
+    token = login("carol", "carol-pw", "team-a").headers["X-Subject-Token"]
+    carol_id = identity.user_id_of(carol)
+    response = admin_client.post("/users/enable/", {"user_id": carol_id, "enabled": "false"}, follow=True)
+    assert "User carol disabled." in response.content.decode()
+    assert identity.caller_for_token(token) is None
+    assert login("carol", "carol-pw", "team-a").status_code == 401
+    admin_client.post("/users/enable/", {"user_id": carol_id, "enabled": "true"})
+    assert login("carol", "carol-pw", "team-a").status_code == 201
+    assert identity.caller_for_token(token) is None  # revoked, not suspended
