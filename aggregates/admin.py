@@ -164,6 +164,11 @@ class RoleAssignmentAdmin(ModelAdmin):
     list_filter = ("role",)
 
 
+@admin.register(models.UserAttributes)
+class UserAttributesAdmin(ModelAdmin):
+    list_display = ("user", "default_project_id", "description")
+
+
 @admin.register(models.Token)
 class TokenAdmin(ModelAdmin):
     list_display = ("user", "project", "issued_at", "expires_at")

@@ -7,7 +7,7 @@ from aggregates.audit.models import Event  # noqa: F401
 from aggregates.flavors.models import Flavor, FlavorAccess, FlavorExtraSpec  # noqa: F401
 from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata  # noqa: F401
 from aggregates.hosts.models import ComputeNode, Service  # noqa: F401
-from aggregates.identity.models import Project, RoleAssignment, Token  # noqa: F401
+from aggregates.identity.models import Project, RoleAssignment, Token, UserAttributes  # noqa: F401
 from aggregates.images.models import Image, ImageMember, ImageProperty, ImageTag  # noqa: F401
 from aggregates.maintenance.models import MaintenanceItem, MaintenanceJob  # noqa: F401
 from aggregates.mirroring.models import (  # noqa: F401

@@ -39,10 +39,27 @@ class RoleAssignment(models.Model):
     role = models.CharField(max_length=16, choices=ROLES)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["user", "project"], name="uniq_role_user_project")]
+        # As Keystone, a user may hold several roles on one project.
+        constraints = [models.UniqueConstraint(fields=["user", "project", "role"], name="uniq_role_user_project_role")]
 
     def __str__(self) -> str:
         return f"{self.user} is {self.role} on {self.project}"
+
+
+class UserAttributes(models.Model):
+    """What Keystone keeps of a user beyond the Django user (name, password,
+    email, enabled): its description and default project. A user without a
+    row has neither. ``default_project_id`` is not a foreign key: Keystone
+    accepts one naming no project, and clears it when the project is deleted."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="identity_attributes"
+    )
+    description = models.TextField(null=True, blank=True)
+    default_project_id = models.CharField(max_length=64, null=True, blank=True, db_index=True)
+
+    def __str__(self) -> str:
+        return f"attributes of {self.user}"
 
 
 class Token(models.Model):

@@ -44,6 +44,8 @@ NAV_SECTIONS = {
     "scheduling": "scheduling",
     "images": "images",
     "resource-providers": "providers",
+    "projects": "identity",
+    "users": "identity",
     "events": "events",
     "search": "search",
 }

@@ -7,6 +7,7 @@ import pytest
 from aggregates.flavors.models import Flavor
 from aggregates.host_aggregates.models import Aggregate
 from aggregates.hosts.models import ComputeNode, Service
+from aggregates.identity.models import Project
 
 from .conftest import log_in, screenshot
 
@@ -41,6 +42,9 @@ def console_pages():
         "providers": "/resource-providers/",
         "images": "/images/",
         "image-create": "/images/new/",
+        "projects": "/projects/",
+        "project": f"/projects/{Project.objects.get(name='demo').id}/",
+        "users": "/users/",
         "events": "/events/",
         "search": "/search/?q=az1",
     }

@@ -10,6 +10,7 @@ import pytest
 from aggregates.flavors.models import Flavor
 from aggregates.host_aggregates.models import Aggregate
 from aggregates.hosts.models import Service
+from aggregates.identity.models import Project
 
 
 @pytest.fixture
@@ -30,6 +31,9 @@ def pages(demo):
         "/flavors/new/",
         f"/flavors/{flavor.flavorid}/",
         "/resource-providers/",
+        "/projects/",
+        f"/projects/{Project.objects.get(name='demo').id}/",
+        "/users/",
         "/events/",
         "/search/?q=az1",
     ]

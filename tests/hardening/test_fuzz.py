@@ -168,11 +168,33 @@ def test_identity_api_refuses_every_hostile_payload(db, token_for):
     }
     # Keystone lets payloads of other methods ride along in "identity".
     skips = {("post", "/identity/v3/auth/tokens"): [("auth", "identity")]}
-    cases = expand([("post", "/identity/v3/auth/tokens", login)], skips)
+    project = admin.post("/identity/v3/projects", {"project": {"name": "fz-existing"}}).json()["project"]
+    user = admin.post("/identity/v3/users", {"user": {"name": "fz-user", "password": "pw"}}).json()["user"]
+    project_body = {"name": "fz", "description": "d", "enabled": True, "domain_id": "default", "parent_id": "default"}
+    user_body = {
+        "name": "fz",
+        "password": "pw",
+        "default_project_id": project["id"],
+        "domain_id": "default",
+        "enabled": True,
+        "email": "fz@example.test",
+        "description": "d",
+    }
+    endpoints = [
+        ("post", "/identity/v3/auth/tokens", login),
+        ("post", "/identity/v3/projects", {"project": project_body}),
+        ("patch", f"/identity/v3/projects/{project['id']}", {"project": {**project_body, "name": "fz2"}}),
+        ("post", "/identity/v3/users", {"user": user_body}),
+        ("patch", f"/identity/v3/users/{user['id']}", {"user": {**user_body, "name": "fz2"}}),
+    ]
+    cases = expand(endpoints, skips)
     cases += [
         ("NUL in path id", "get", "/identity/v3/projects/%00", None),
         ("NUL in query", "get", "/identity/v3/projects?name=%00", None),
         ("NUL in subject token", "get", "/identity/v3/auth/tokens", None),
+        ("NUL in user id", "get", "/identity/v3/users/%00", None),
+        ("NUL in grant", "put", f"/identity/v3/projects/{project['id']}/users/%00/roles/%00", None),
+        ("NUL in assignment filter", "get", "/identity/v3/role_assignments?user.id=%00", None),
     ]
 
     def send(method, path, raw):

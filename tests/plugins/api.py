@@ -54,6 +54,12 @@ class ApiClient:
     def delete(self, path, **kw):
         return self.request("delete", path, **kw)
 
+    def patch(self, path, body=None, **kw):
+        return self.request("patch", path, body, **kw)
+
+    def head(self, path, **kw):
+        return self.request("head", path, **kw)
+
 
 def make_user(username, role, project_name="demo"):
     user = get_user_model().objects.create_user(username=username, password=f"{username}-pw")
