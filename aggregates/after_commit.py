@@ -16,7 +16,9 @@ slow, down, or this very server (PLACEMENT_URL naming Corral itself, whose
 workers may all be busy waiting). Its record (the outbox row, the server in
 BUILD, the migration) is committed already; if the process stops first,
 the catch-up takes the work up. The thread is not a daemon: a management
-command ends once its work is done.
+command ends once its work is done. Each such thread holds a database
+connection of its own while it runs; FOLLOW_UP_WAIT_SECONDS = None runs the
+work in the request's thread instead, with no bound.
 
 Without a broker there is no beat to run those periodic tasks either: each
 is then a ``CatchUp`` that this process runs after its own follow-up work,
@@ -76,7 +78,7 @@ def dispatch(
                 send()
             elif thread:
                 threading.Thread(target=_in_context(), name=thread, daemon=True).start()
-            elif outbound:
+            elif outbound and settings.FOLLOW_UP_WAIT_SECONDS is not None:
                 _bounded(threading.Thread(target=_in_context(), name=outbound))
             else:
                 here()

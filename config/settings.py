@@ -187,8 +187,9 @@ CELERY_TASK_ACKS_LATE = True
 # Without a broker, the longest a request waits for its follow-up work
 # (mirroring into placement, builds, moves, deletes) before it answers; what
 # is left goes on in the background, and the periodic catch-ups take up
-# whatever a stopped process leaves behind.
-FOLLOW_UP_WAIT_SECONDS = env_float("FOLLOW_UP_WAIT_SECONDS", 0.25)
+# whatever a stopped process leaves behind. The work holds a database
+# connection of its own meanwhile; None: the request's thread does it all.
+FOLLOW_UP_WAIT_SECONDS: float | None = env_float("FOLLOW_UP_WAIT_SECONDS", 0.25)
 
 # --- OpenStack-facing behaviour ------------------------------------------
 # keystone: tokens issued by /identity/v3/auth/tokens. noauth2: test mode,

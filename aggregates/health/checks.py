@@ -112,7 +112,7 @@ def broker() -> str:
     if not settings.CELERY_BROKER_URL:
         return "none: tasks run in this process"
     try:
-        with current_app.connection_for_write() as connection:
+        with current_app.connection_for_write(settings.CELERY_BROKER_URL) as connection:
             connection.ensure_connection(max_retries=1, timeout=math.ceil(settings.HEALTHCHECK_TIMEOUT))
     except Exception as exc:
         raise Unhealthy("BROKER UNAVAILABLE", f"{type(exc).__name__}: {exc}", DEGRADED) from exc
