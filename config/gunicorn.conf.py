@@ -57,3 +57,7 @@ worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 accesslog = os.environ.get("WEB_ACCESS_LOG", "-")
 errorlog = "-"
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms request_id=%({x-openstack-request-id}o)s "%(a)s"'
+# Signals (above) are the interface; no control socket: its default path is
+# one per user, so a second server on the machine (serve_demo beside a
+# deployment, tests) would take it over.
+control_socket_disable = True
