@@ -10,7 +10,7 @@ from datetime import datetime
 
 import pytest
 
-from tests.process_stack import VENV_BIN, Processes, wait_until
+from tests.process_stack import VENV_BIN, Processes, _Database, wait_until
 
 pytestmark = pytest.mark.processes
 
@@ -33,17 +33,18 @@ print(PeriodicTask.objects.get(name="every-second").total_run_count)
 
 @pytest.fixture
 def beats(tmp_path):
+    """Beats sharing one database: a SQLite file, or a PostgreSQL database of
+    their own when the suite runs on PostgreSQL."""
+    database = _Database(tmp_path, "beats")
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "PLACEMENT_", "DATABASE_"))},
         "CORRAL_VAR_DIR": str(tmp_path),
-        "DATABASE_URL": f"sqlite:///{tmp_path}/corral.sqlite3",
+        "DATABASE_URL": database.url,
         "CELERY_BROKER_URL": "memory://",  # the beat only sends; no worker runs the tasks here
         "BEAT_LEASE_SECONDS": str(LEASE),
         "DJANGO_SETTINGS_MODULE": "config.settings",
     }
     processes = Processes(tmp_path, env)
-    processes.run(str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput")
-    processes.run(str(VENV_BIN / "python"), "manage.py", "shell", "-c", ONE_FAST_SCHEDULE)
 
     def start(name, lease=LEASE):
         processes.env = {**env, "BEAT_LEASE_SECONDS": str(lease)}
@@ -56,9 +57,12 @@ def beats(tmp_path):
         return int(processes.run(str(VENV_BIN / "python"), "manage.py", "shell", "-c", RUN_COUNT).stdout.split()[-1])
 
     try:
+        processes.run(str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput")
+        processes.run(str(VENV_BIN / "python"), "manage.py", "shell", "-c", ONE_FAST_SCHEDULE)
         yield start, log, run_count
     finally:
         processes.stop_all()
+        database.drop()
 
 
 def sends(text):
