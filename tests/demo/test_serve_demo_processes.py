@@ -7,12 +7,13 @@ SIGINT) stops everything it started."""
 import os
 import re
 import signal
+import subprocess
 
 import pytest
 import requests
 
 from tests.plugins.upstream_placement import free_port
-from tests.process_stack import VENV_BIN, Processes, alive, descendants, wait_until
+from tests.process_stack import PROJECT, VENV_BIN, Processes, alive, descendants, wait_until
 
 pytestmark = pytest.mark.processes
 
@@ -97,3 +98,33 @@ def test_serve_demo_addr_port_serves_and_ctrl_c_stops_everything(start_demo):
     check_serves(url, log)
     # Ctrl-C in a terminal: SIGINT to the foreground process group.
     check_stops(process, lambda: os.killpg(process.pid, signal.SIGINT))
+
+
+KILLED_OUTRIGHT = """
+import subprocess, sys, time
+import django
+django.setup()
+from aggregates.management.commands.serve_demo import _die_with_parent
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], preexec_fn=_die_with_parent)
+print(child.pid, flush=True)
+time.sleep(120)
+"""
+
+
+def test_the_web_server_stops_when_serve_demo_is_killed_outright(tmp_path):
+    """How serve_demo starts gunicorn (without the minute a whole run takes):
+    a child started so stops when its parent dies by SIGKILL, which it cannot catch."""
+    env = {**os.environ, "CORRAL_VAR_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "config.settings"}
+    parent = subprocess.Popen(
+        [str(VENV_BIN / "python"), "-c", KILLED_OUTRIGHT], cwd=PROJECT, env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        child = int(parent.stdout.readline())
+        assert alive(child)
+        parent.kill()
+        parent.wait(10)
+        assert wait_until(lambda: not alive(child), 10, "the child to stop")
+    finally:
+        parent.kill()
+        parent.wait()
+        parent.stdout.close()
