@@ -104,7 +104,10 @@ class Command(BaseCommand):
         }
         env.setdefault("WEB_CONCURRENCY", DEMO_WEB_CONCURRENCY)
         command = [sys.executable, "-m", "gunicorn", "-c", str(GUNICORN_CONF), "-b", addr]
-        return subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, preexec_fn=_die_with_parent)
+        # A process group of its own: a Ctrl-C in the terminal reaches this
+        # process only, which stops gunicorn with one SIGTERM (its workers
+        # would otherwise get the SIGINT too, on top of their master's signal).
+        return subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, process_group=0, preexec_fn=_die_with_parent)
 
     def _wait(self, server: "subprocess.Popen[bytes]") -> None:
         """Serve until SIGTERM or SIGINT (Ctrl-C), then stop gunicorn (it lets
