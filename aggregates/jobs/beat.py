@@ -92,8 +92,19 @@ class SingleBeatScheduler(DatabaseScheduler):
     def _read_schedules_afresh(self) -> None:
         """Read the schedules and their last runs from the database, as the previous holder left them."""
         self._dirty.clear()
-        self._schedule = self.all_as_schedule()
-        self._heap = None  # the next tick orders the schedules again, by these last runs
+        self._initial_read = True  # the next tick reads every schedule as at start
+        self._heap = None  # and orders them again
+        self._heap_invalidated = False
+
+    def reserve(self, entry: Any) -> Any:
+        """The entry after this run, kept in the schedule too (django-celery-beat
+        keeps the one before it there): the heap is ordered again from the
+        schedule when it changes, and the entry from before the run would be
+        due again at once, sent twice."""
+        new_entry = super().reserve(entry)
+        if self._schedule is not None and new_entry.name in self._schedule:
+            self._schedule[new_entry.name] = new_entry
+        return new_entry
 
     def close(self) -> None:
         """Write the last runs, then let go of the lease so that a waiting beat takes over at once."""

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from django_celery_beat.models import IntervalSchedule, PeriodicTask
+from django_celery_beat.models import IntervalSchedule, PeriodicTask, PeriodicTasks
 
 from aggregates.jobs import beat
 from aggregates.jobs.models import Lease
@@ -77,3 +77,17 @@ def test_the_next_beat_takes_over_from_the_last_run_the_previous_one_wrote(sent,
     time.sleep(1.1)
     second.tick()
     assert sent == [("test.every_second", first.token), ("test.every_second", second.token)]
+
+
+def test_a_beat_taking_the_lease_again_while_a_schedule_changed_sends_once(sent):
+    first = beat.SingleBeatScheduler(app=app)
+    first.tick()
+    Lease.objects.update(holder="a beat elsewhere", expires_at=timezone.now() + timedelta(hours=1))
+    first.renewed_at -= LEASE
+    first.tick()  # lost it
+    time.sleep(1.1)  # the schedule is due again
+    Lease.objects.update(expires_at=timezone.now() - timedelta(seconds=1))  # the other beat died
+    PeriodicTasks.update_changed()  # and meanwhile someone edited a schedule (in /admin/)
+    first.tick()  # takes the lease again and sends what is due
+    first.tick()
+    assert len(sent) == 2
