@@ -9,6 +9,7 @@ from aggregates.host_aggregates.models import Aggregate, AggregateHost, Aggregat
 from aggregates.hosts.models import ComputeNode, Service  # noqa: F401
 from aggregates.identity.models import Project, RoleAssignment, Token, UserAttributes  # noqa: F401
 from aggregates.images.models import Image, ImageMember, ImageProperty, ImageTag  # noqa: F401
+from aggregates.jobs.models import Lease  # noqa: F401
 from aggregates.maintenance.models import MaintenanceItem, MaintenanceJob  # noqa: F401
 from aggregates.mirroring.models import (  # noqa: F401
     OutboxRow,

@@ -5,7 +5,7 @@ Django reads a request body by its ``Content-Length``; a chunked request
 (``Transfer-Encoding: chunked``) has none, so Django would read its body as
 empty: a JSON body refused as missing, an image upload stored as 0 bytes.
 ``WholeBodies`` wraps the WSGI application every server Corral ships
-serves (``config.wsgi``: gunicorn, and serve_demo's development server):
+serves (``config.wsgi``: gunicorn, serve_demo's too, and ``manage.py runserver``):
 
 - When the server de-chunked the input and ends it with the body
   (``wsgi.input_terminated``, which gunicorn sets), the body is read to its

@@ -253,8 +253,13 @@ PLACEMENT_CONSOLE_CACHE_SECONDS = float(os.environ.get("PLACEMENT_CONSOLE_CACHE_
 # A mirror request that failed this many times is marked failed (the
 # reconciler still repairs its association).
 PLACEMENT_MIRROR_MAX_ATTEMPTS = env_int("PLACEMENT_MIRROR_MAX_ATTEMPTS", 12)
-# django-celery-beat's scheduler, touching BEAT_HEARTBEAT_FILE on every tick (liveness).
-CELERY_BEAT_SCHEDULER = "aggregates.health.beat:HeartbeatScheduler"
+# The schedules stored in the database (django-celery-beat), sent by one beat
+# at a time: the one holding the beat lease; every beat touches
+# BEAT_HEARTBEAT_FILE on each tick (liveness) (aggregates/jobs/beat.py).
+CELERY_BEAT_SCHEDULER = "aggregates.jobs.beat:SingleBeatScheduler"
+# Seconds the beat lease lasts: its holder renews it every third of that; a
+# standby beat takes over at most this long after the holder dies.
+BEAT_LEASE_SECONDS = max(1, env_int("BEAT_LEASE_SECONDS", 30))
 # Publishing gives up after one immediate retry, so that a dead broker delays
 # an operator's request by a moment, not seconds (the outbox keeps the work).
 CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0}

@@ -5,7 +5,7 @@ from django.core.wsgi import get_wsgi_application
 from config.chunked import WholeBodies
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-# Served by gunicorn and by serve_demo's development server (WSGI_APPLICATION)
+# Served by gunicorn (serve_demo's too) and by the development server (WSGI_APPLICATION)
 # alike: chunked request bodies are read whole, or refused, never taken as empty.
 application = WholeBodies(get_wsgi_application())
 

@@ -134,3 +134,29 @@ def process_stack(workdir: Path, label: str, redis_url: str, settings: dict[str,
     finally:
         processes.stop_all()
         database.drop()
+
+
+def descendants(pid):
+    """The ids of every process below ``pid`` (children, their children...), read from /proc."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def alive(pid):
+    """Whether ``pid`` is a running process (a zombie, dead but not reaped, is not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")

@@ -2,7 +2,9 @@
 under a lease it renews as it goes, and resumed by the drain when the lease
 expires. Each kind of job names its model, task and settings in a
 ``JobKind``; ``runner`` runs it, its own module keeps what running it
-means."""
+means. A role only one process may have (the beat) is held the same way:
+``hold`` takes a named lease when it is free or expired and renews it for
+its holder, ``let_go`` frees it."""
 
 import os
 import socket
@@ -16,7 +18,7 @@ from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
 
-from aggregates.jobs.models import LongJob
+from aggregates.jobs.models import Lease, LongJob
 
 
 class LeaseLost(Exception):
@@ -86,3 +88,28 @@ def drain(kind: JobKind, run_job: Callable[[int], LongJob | None]) -> dict[str, 
             continue
         counts["failed" if job.status == model.FAILED else "resumed"] += 1
     return counts
+
+
+def hold(name: str, token: str, seconds: float) -> bool:
+    """Take the lease ``name`` for ``seconds`` (free, expired, or already
+    this holder's: then renewed); False while another holder has it. One
+    conditional update, as ``claim``: of two processes asking at once, one
+    gets it."""
+    now = timezone.now()
+    Lease.objects.get_or_create(name=name, defaults={"expires_at": now})
+    taken = (
+        Lease.objects.filter(name=name)
+        .filter(Q(holder=token) | Q(expires_at__lte=now))
+        .update(holder=token, expires_at=now + timedelta(seconds=seconds))
+    )
+    return bool(taken)
+
+
+def holder_of(name: str) -> Lease | None:
+    """The lease ``name`` as it stands (who holds it, until when)."""
+    return Lease.objects.filter(name=name).first()
+
+
+def let_go(name: str, token: str) -> bool:
+    """Free the lease if this holder has it, so that the next process to ask takes it at once."""
+    return bool(Lease.objects.filter(name=name, holder=token).update(holder="", expires_at=timezone.now()))

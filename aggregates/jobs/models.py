@@ -1,6 +1,7 @@
 """The fields every long job's row has: its status, progress, who asked,
 and the runner's lease (``lease_expires_at`` is the runner's heartbeat: a
-job ``running`` with an expired lease lost its worker)."""
+job ``running`` with an expired lease lost its worker); and the leases on
+roles only one process may hold at a time (the beat)."""
 
 import uuid
 
@@ -50,3 +51,13 @@ class LongJob(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
+
+
+class Lease(models.Model):
+    """A role only one process may hold at a time (``name``, e.g. the beat):
+    ``holder`` has it until ``expires_at`` and renews it as it goes; once
+    expired, the next process to ask takes it."""
+
+    name = models.CharField(max_length=64, unique=True)
+    holder = models.CharField(max_length=255, blank=True, default="")
+    expires_at = models.DateTimeField(default=timezone.now)

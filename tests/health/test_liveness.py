@@ -23,9 +23,9 @@ def test_beat_is_dead_without_a_heartbeat_and_alive_after_its_scheduler_ticks(se
         call_command("liveness", "beat")
     assert dead.value.returncode == 1
 
-    from aggregates.health.beat import HeartbeatScheduler
+    from aggregates.jobs.beat import SingleBeatScheduler
 
-    HeartbeatScheduler(app=celery_app).tick()
+    SingleBeatScheduler(app=celery_app).tick()
     call_command("liveness", "beat")
     assert "beat alive" in capsys.readouterr().out
 

@@ -1,8 +1,14 @@
+import ctypes
 import errno
 import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from django.conf import settings
@@ -14,6 +20,12 @@ from aggregates.mirroring import applier, outbox
 
 DEFAULT_ADDR = "127.0.0.1:8000"
 PORTS_TRIED = 20  # with the default address: 8000, then the next free port up to 8019
+
+# The web server: gunicorn with the configuration file production uses, and
+# two workers unless WEB_CONCURRENCY says otherwise (SQLite, one machine).
+GUNICORN_CONF = Path(settings.BASE_DIR) / "config" / "gunicorn.conf.py"
+DEMO_WEB_CONCURRENCY = "2"
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
 
 # Seconds before the first drain (the server is starting) and between drains.
 FIRST_DRAIN_DELAY = 5.0
@@ -37,7 +49,8 @@ DEMO_FILTERS = [
 class Command(BaseCommand):
     help = (
         "Run Corral with demo data: migrate, seed the demo cloud, keep the demo hosts' "
-        "agents reporting, and serve on ADDR (default 127.0.0.1:8000)."
+        "agents reporting, and serve on ADDR (default 127.0.0.1:8000) with gunicorn. One SIGTERM (or "
+        "Ctrl-C) stops everything it started."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -52,15 +65,21 @@ class Command(BaseCommand):
     def handle(self, *args: Any, addr: str | None, heartbeat_interval: float, **options: Any) -> None:
         addr = self._free_addr(addr)
         self._answer_to(addr.rpartition(":")[0])
+        demo_settings: dict[str, str] = {}  # for the web server's processes too
         if not os.environ.get("CACHE_DRIVER"):
             # Image pre-caching works in the demo without host agents: a simulated cache per host.
-            settings.CACHE_DRIVER = "inprocess"
+            demo_settings["CACHE_DRIVER"] = "inprocess"
         if not os.environ.get("ENABLED_FILTERS"):
             # Every aggregate filter, so that the demo's aggregates steer scheduling.
-            settings.ENABLED_FILTERS = DEMO_FILTERS
+            demo_settings["ENABLED_FILTERS"] = ",".join(DEMO_FILTERS)
+        if demo_settings:  # and for this one's (the seed and the demo hosts' thread)
+            settings.CACHE_DRIVER = demo_settings.get("CACHE_DRIVER", settings.CACHE_DRIVER)
+            if "ENABLED_FILTERS" in demo_settings:
+                settings.ENABLED_FILTERS = DEMO_FILTERS
         call_command("migrate", interactive=False, verbosity=0)
         with outbox.left_to_the_drain():  # placement is not served yet: the drain thread applies the rows
             call_command("seed_demo", verbosity=0)
+        server = self._serve(addr, demo_settings)
         thread = threading.Thread(target=self._agents, args=(heartbeat_interval,), daemon=True)
         thread.start()
         url = f"http://{addr}/"
@@ -71,7 +90,44 @@ class Command(BaseCommand):
         for username, role, project, _ in demo.USERS:
             self.stdout.write(f"    {username:<7} / {demo.DEMO_PASSWORD}   role {role} on project {project}")
         self.stdout.write("")
-        call_command("runserver", addr, use_reloader=False, insecure_serving=True)
+        self.stdout.flush()
+        self._wait(server)
+
+    def _serve(self, addr: str, demo_settings: dict[str, str]) -> "subprocess.Popen[bytes]":
+        """Start gunicorn on ``addr`` with this process's settings (the demo's
+        included): a child that dies with this process."""
+        env = {
+            **os.environ,
+            **demo_settings,
+            "ALLOWED_HOSTS": ",".join(settings.ALLOWED_HOSTS),
+            "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings"),
+        }
+        env.setdefault("WEB_CONCURRENCY", DEMO_WEB_CONCURRENCY)
+        command = [sys.executable, "-m", "gunicorn", "-c", str(GUNICORN_CONF), "-b", addr]
+        # A process group of its own: a Ctrl-C in the terminal reaches this
+        # process only, which stops gunicorn with one SIGTERM (its workers
+        # would otherwise get the SIGINT too, on top of their master's signal).
+        return subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, process_group=0, preexec_fn=_die_with_parent)
+
+    def _wait(self, server: "subprocess.Popen[bytes]") -> None:
+        """Serve until SIGTERM or SIGINT (Ctrl-C), then stop gunicorn (it lets
+        the requests in flight finish) and return; a second signal stops it at
+        once. The demo hosts' thread ends with this process."""
+        signals: list[int] = []
+
+        def stop(signum: int, frame: FrameType | None) -> None:
+            signals.append(signum)
+            if server.poll() is None:
+                server.send_signal(signal.SIGTERM if len(signals) == 1 else signal.SIGQUIT)
+
+        previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            code = server.wait()
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        if not signals:
+            raise CommandError(f"The web server (gunicorn) stopped with exit code {code}; its log is above.")
 
     @staticmethod
     def _answer_to(host: str) -> None:
@@ -129,3 +185,10 @@ class Command(BaseCommand):
                 except Exception as exc:  # noqa: BLE001 - keep serving
                     self.stderr.write(f"placement drain failed: {exc}")
             time.sleep(min(interval, max(next_drain - time.monotonic(), 0.1)))
+
+
+def _die_with_parent() -> None:
+    """In the web server's process, before it runs: have the kernel stop it
+    (SIGTERM) should serve_demo die without stopping it (SIGKILL)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
