@@ -348,3 +348,9 @@ class MaintenanceItemAdmin(ReadOnlyAdmin):
     list_display = ("job", "server_uuid", "name", "source", "target", "status")
     list_filter = ("status",)
     search_fields = ("server_uuid", "name", "source", "target")
+
+
+@admin.register(models.Lease)
+class LeaseAdmin(ReadOnlyAdmin):
+    list_display = ("name", "holder", "expires_at")
+    search_fields = ("name", "holder")

@@ -16,7 +16,11 @@ pytestmark = pytest.mark.processes
 
 PERIOD = 1.0  # seconds between two runs of the test's schedule
 LEASE = 2  # BEAT_LEASE_SECONDS: a beat renews it every third of that
-SENT = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}): INFO/\w+\] Scheduler: Sending due task every-second ")
+# A beat's log line (LOGGING's text format: time, level, logger, request ids).
+SENT = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) INFO celery\.beat \[[^\]]*\] Scheduler: Sending due task every-second ",
+    re.M,
+)
 
 ONE_FAST_SCHEDULE = """
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
