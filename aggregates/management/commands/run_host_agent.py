@@ -108,13 +108,14 @@ class Command(BaseCommand):
         bound_host, bound_port = server.server_address[:2]
         registration["agent_url"] = options["advertise_url"] or f"http://{str(bound_host)}:{bound_port}"
         self._first_registration(agent, options["register_retries"], server)
+        # SIGTERM (service managers) stops it as Ctrl-C does; SIGINT may be
+        # ignored when it was started in the background. Before the line
+        # saying it listens: whoever reads that line may stop it at once.
+        signal.signal(signal.SIGTERM, _interrupt)
         self.stdout.write(
             f"Host agent of {options['host']} listening on {registration['agent_url']}, cache {cache.directory}"
         )
         self.stdout.flush()
-        # SIGTERM (service managers) stops it as Ctrl-C does; SIGINT may be
-        # ignored when it was started in the background.
-        signal.signal(signal.SIGTERM, _interrupt)
         try:
             agent.serve(server)
         except KeyboardInterrupt:
