@@ -50,6 +50,9 @@ class RequestContext:
     user: str = ""
     project: str = ""
     route: str = ""
+    # The base URLs this request reached the server at (scheme://host:port:
+    # its Host header and the address the server listens on), "" when none.
+    served_at: tuple[str, ...] = ()
 
 
 _current: ContextVar[RequestContext] = ContextVar("corral_request_context", default=RequestContext())  # noqa: B039 - frozen
@@ -96,7 +99,8 @@ def bound(context: RequestContext) -> Iterator[RequestContext]:
 def update(**changes: str) -> None:
     """Change fields of the current context (the caller once authenticated,
     the route once resolved); the setter's ``reset`` undoes it with the rest."""
-    _current.set(replace(_current.get(), **changes))
+    fields: dict[str, Any] = dict(changes)
+    _current.set(replace(_current.get(), **fields))
 
 
 class ContextFilter(logging.Filter):

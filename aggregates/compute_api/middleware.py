@@ -62,6 +62,17 @@ def _error_body(api: str, status: int, request_id: str, message: str = GENERIC) 
     return {"errors": [error]}
 
 
+def _served_at(request: HttpRequest) -> tuple[str, ...]:
+    """The base URLs this request reached the server at: its Host header, and
+    the address the server listens on (SERVER_NAME and SERVER_PORT)."""
+    scheme = "https" if request.META.get("wsgi.url_scheme") == "https" else "http"
+    hosts = {
+        request.META.get("HTTP_HOST", ""),
+        f"{request.META.get('SERVER_NAME', '')}:{request.META.get('SERVER_PORT', '')}",
+    }
+    return tuple(sorted(f"{scheme}://{host}" for host in hosts if host and not host.startswith(":")))
+
+
 class RequestIdMiddleware:
     """Gives every request a new ``request.request_id`` and echoes it in the
     ``X-OpenStack-Request-ID`` (and, for compute, ``X-Compute-Request-ID``) headers.
@@ -85,6 +96,7 @@ class RequestIdMiddleware:
                 request_id=request.request_id,
                 global_request_id=request.global_request_id,
                 route=f"{request.method} {request.path}",
+                served_at=_served_at(request),
             )
         )
         try:

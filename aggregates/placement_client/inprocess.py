@@ -51,6 +51,7 @@ from requests.structures import CaseInsensitiveDict
 from requests.utils import get_encoding_from_headers
 
 from aggregates.placement_client.errors import PlacementTransactionError
+from config import request_context
 
 INPROCESS_HOST = "corral.internal"
 INPROCESS_URL = f"http://{INPROCESS_HOST}/placement"
@@ -101,7 +102,29 @@ def is_own_placement(url: str) -> bool:
     if url in ("", INPROCESS_URL):
         return True
     public = normalized_url(settings.PUBLIC_URL or "")
-    return bool(public) and settings.CORRAL_SERVICE == "all" and url == f"{public}/placement"
+    if public and settings.CORRAL_SERVICE == "all" and url == f"{public}/placement":
+        return True
+    return names_this_server(url)
+
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+
+
+def names_this_server(url: str) -> bool:
+    """Whether ``url`` is the placement of the server handling the current
+    request: its placement mount at the address the request came to (or a
+    loopback name for the same port). Called over HTTP, it would wait for a
+    worker of this same server, which may all be busy waiting likewise."""
+    mount = {"all": "/placement", "placement": ""}.get(settings.CORRAL_SERVICE)
+    target = urlsplit(url)
+    if mount is None or target.path.rstrip("/") != mount or target.port is None:
+        return False
+    for base in request_context.current().served_at:
+        served = urlsplit(base)
+        same_host = served.hostname == target.hostname or {served.hostname, target.hostname} <= LOOPBACK
+        if served.scheme == target.scheme and served.port == target.port and same_host:
+            return True
+    return False
 
 
 class InProcessRequest(WSGIRequest):

@@ -549,6 +549,7 @@ def client() -> PlacementClient:
         settings.AUTH_STRATEGY,
         settings.PUBLIC_URL,
         settings.CORRAL_SERVICE,
+        inprocess.is_own_placement(settings.PLACEMENT_URL),  # per request: see names_this_server
     )
     if getattr(_local, "key", None) != key:
         _local.key, _local.client = key, PlacementClient()
