@@ -55,12 +55,9 @@ def server_url(live_server, transactional_db):
 
 
 def _seed_demo():
-    from django.core.management import call_command
+    from tests.plugins.demo_snapshot import seeded_demo
 
-    from aggregates.demo import seed as demo
-
-    call_command("seed_demo", verbosity=0)
-    demo.heartbeat()
+    seeded_demo()
 
 
 @pytest.fixture
