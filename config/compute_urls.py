@@ -65,6 +65,7 @@ urlpatterns = [
     path("servers/<str:server_id>/tags/<str:tag>", servers.ServerTagView.as_view()),
     path("servers/<str:server_id>/os-instance-actions", servers.InstanceActionListView.as_view()),
     path("servers/<str:server_id>/os-instance-actions/<str:request_id>", servers.InstanceActionView.as_view()),
+    path("servers/<str:server_id>/os-server-password", servers.ServerPasswordView.as_view()),
     # server actions, each to its domain's handler: the servers' own (state reset,
     # forceDelete, restore) and the moves
     path(

@@ -254,6 +254,21 @@ class ServerActionView(ComputeAPIView):
         return handler(request, server_id, body)
 
 
+# --- the server password ------------------------------------------------------------------
+
+
+class ServerPasswordView(ComputeAPIView):
+    """GET and DELETE /servers/{id}/os-server-password."""
+
+    def get(self, request: ComputeRequest, server_id: str) -> Response:
+        query_params(request, schemas.server_show_query(request.version))
+        return Response({"password": service.server_password(caller_of(request), server_id)})
+
+    def delete(self, request: ComputeRequest, server_id: str) -> Response:
+        service.clear_server_password(caller_of(request), server_id)
+        return Response(status=204)
+
+
 # --- metadata ---------------------------------------------------------------------------
 
 
