@@ -65,6 +65,7 @@ urlpatterns = [
     path("servers/<str:server_id>/tags/<str:tag>", servers.ServerTagView.as_view()),
     path("servers/<str:server_id>/os-instance-actions", servers.InstanceActionListView.as_view()),
     path("servers/<str:server_id>/os-instance-actions/<str:request_id>", servers.InstanceActionView.as_view()),
+    path("servers/<str:server_id>/os-server-password", servers.ServerPasswordView.as_view()),
     # server actions, each to its domain's handler: the servers' own (state reset,
     # forceDelete, restore) and the moves
     path(
@@ -75,6 +76,11 @@ urlpatterns = [
     path("os-migrations", moves.MigrationListView.as_view()),
     path("servers/<str:server_id>/migrations", moves.ServerMigrationListView.as_view()),
     path("servers/<str:server_id>/migrations/<str:migration_id>", moves.ServerMigrationView.as_view()),
+    # usage: per project, and the (never run) instance usage audit
+    path("os-simple-tenant-usage", servers.TenantUsageListView.as_view()),
+    path("os-simple-tenant-usage/<str:tenant_id>", servers.TenantUsageView.as_view()),
+    path("os-instance_usage_audit_log", servers.AuditLogListView.as_view()),
+    path("os-instance_usage_audit_log/<str:before>", servers.AuditLogView.as_view()),
     # scheduling explanations (Corral's own)
     path("os-scheduler-explain", scheduling.SchedulerExplainView.as_view()),
     path("os-scheduler-explain/servers/<str:server_id>", scheduling.ServerDecisionView.as_view()),

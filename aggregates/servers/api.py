@@ -18,7 +18,7 @@ from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import validate
 from aggregates.identity.caller import Caller
-from aggregates.servers import metadata, schemas, serializers, tags
+from aggregates.servers import metadata, schemas, serializers, tags, usage
 from aggregates.servers import services as service
 
 TRUE = {"1", "t", "true", "on", "y", "yes"}
@@ -254,6 +254,21 @@ class ServerActionView(ComputeAPIView):
         return handler(request, server_id, body)
 
 
+# --- the server password ------------------------------------------------------------------
+
+
+class ServerPasswordView(ComputeAPIView):
+    """GET and DELETE /servers/{id}/os-server-password."""
+
+    def get(self, request: ComputeRequest, server_id: str) -> Response:
+        query_params(request, schemas.server_show_query(request.version))
+        return Response({"password": service.server_password(caller_of(request), server_id)})
+
+    def delete(self, request: ComputeRequest, server_id: str) -> Response:
+        service.clear_server_password(caller_of(request), server_id)
+        return Response(status=204)
+
+
 # --- metadata ---------------------------------------------------------------------------
 
 
@@ -375,3 +390,69 @@ class InstanceActionView(ComputeAPIView):
         caller = caller_of(request)
         action = service.get_action(caller, server_id, request_id, include_deleted=request.version >= (2, 21))
         return Response(serializers.action_body(request, action, caller))
+
+
+# --- usage ---------------------------------------------------------------------------------
+
+
+def _usage_page(request: ComputeRequest, params: Mapping[str, str]) -> tuple[int, str | None]:
+    """Nova's limit (at most MAX_LIMIT) and marker from 2.40; before, every server."""
+    if request.version < (2, 40):
+        return MAX_LIMIT, None
+    limit = min(int(params["limit"]), MAX_LIMIT) if "limit" in params else MAX_LIMIT
+    return limit, params.get("marker")
+
+
+def _first(request: ComputeRequest, name: str) -> str | None:
+    """The first value of a parameter, as Nova reads start, end and detailed."""
+    values = request.query_params.getlist(name)
+    return values[0] if values else None
+
+
+class TenantUsageListView(ComputeAPIView):
+    """GET /os-simple-tenant-usage: every project's usage (admins)."""
+
+    def get(self, request: ComputeRequest) -> Response:
+        params = query_params(request, schemas.tenant_usage_query(request.version))
+        limit, marker = _usage_page(request, params)
+        found = usage.tenant_usage(
+            caller_of(request), _first(request, "start"), _first(request, "end"), None, limit, marker
+        )
+        detailed = _first(request, "detailed") == "1"
+        return Response(serializers.tenant_usages_body(request, found, detailed, MAX_LIMIT))
+
+
+class TenantUsageView(ComputeAPIView):
+    """GET /os-simple-tenant-usage/{tenant_id}: one project's usage (admins and its own users)."""
+
+    def get(self, request: ComputeRequest, tenant_id: str) -> Response:
+        params = query_params(request, schemas.tenant_usage_query(request.version, show=True))
+        limit, marker = _usage_page(request, params)
+        caller = caller_of(request)
+        found = usage.tenant_usage(caller, _first(request, "start"), _first(request, "end"), tenant_id, limit, marker)
+        return Response(serializers.tenant_usage_body(request, found, tenant_id, MAX_LIMIT))
+
+
+class AuditLogListView(ComputeAPIView):
+    """GET /os-instance_usage_audit_log: the last completed audit period (admins)."""
+
+    def get(self, request: ComputeRequest) -> Response:
+        query_params(request, schemas.audit_log_query(request.version))
+        log = usage.audit_log(caller_of(request))
+        return Response({"instance_usage_audit_logs": serializers.audit_log_body(log)})
+
+
+class AuditLogView(ComputeAPIView):
+    """GET /os-instance_usage_audit_log/{before_timestamp}: the period completed before it (admins)."""
+
+    def get(self, request: ComputeRequest, before: str) -> Response:
+        query_params(request, schemas.audit_log_query(request.version))
+        caller = caller_of(request)
+        usage.check_audit_policy(caller, show=True)
+        form = "%Y-%m-%d %H:%M:%S.%f" if "." in before else "%Y-%m-%d %H:%M:%S"
+        try:
+            moment = datetime.strptime(before, form)
+        except ValueError:
+            raise ApiError(400, f"Invalid timestamp for date {before}") from None
+        log = usage.audit_log(caller, moment, show=True)
+        return Response({"instance_usage_audit_log": serializers.audit_log_body(log)})

@@ -385,3 +385,22 @@ FORCE_DELETE = {
     "required": ["forceDelete"],
     "additionalProperties": False,
 }
+
+
+# --- usage (Nova's schemas/simple_tenant_usage.py, instance_usage_audit_log.py) ----------
+
+
+def tenant_usage_query(version: tuple[int, int], show: bool = False) -> dict[str, Any]:
+    """GET /os-simple-tenant-usage (start, end, detailed) and /{tenant_id}
+    (start, end): paging from 2.40, any other parameter refused from 2.75."""
+    properties: dict[str, Any] = {"start": _string, "end": _string}
+    if not show:
+        properties["detailed"] = _string
+    if version >= (2, 40):
+        properties |= {"limit": non_negative_integer_query, "marker": _string}
+    return query(properties, strict=version >= (2, 75))
+
+
+def audit_log_query(version: tuple[int, int]) -> dict[str, Any]:
+    """GET /os-instance_usage_audit_log[/{before}] reads no parameter; from 2.102 it refuses any."""
+    return query(strict=version >= (2, 102))

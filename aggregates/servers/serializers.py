@@ -13,6 +13,7 @@ from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.identity.caller import Caller
 from aggregates.scheduling.api import POLICY as EXPLAIN_POLICY
 from aggregates.servers import services as service
+from aggregates.servers import usage
 from aggregates.servers.models import InstanceAction, Server, sanitized_hostname, status_of
 from config.public_url import public_base
 
@@ -338,3 +339,88 @@ def action_body(request: ComputeRequest, action: InstanceAction, caller: Caller)
         events.append(event)
     body["events"] = events
     return {"instanceAction": body}
+
+
+# --- usage (Nova's views/usages.py and the usage controllers' bodies) ------------------
+
+
+def _server_usage(item: usage.ServerUsage) -> dict[str, Any]:
+    return {
+        "hours": item.hours,
+        "flavor": item.flavor,
+        "instance_id": str(item.server.uuid),
+        "name": item.server.name,
+        "tenant_id": item.server.project_id,
+        "memory_mb": item.memory_mb,
+        "local_gb": item.local_gb,
+        "vcpus": item.vcpus,
+        "started_at": isotime(item.started_at),
+        "ended_at": isotime(item.ended_at),
+        "state": item.state,
+        "uptime": item.uptime,
+    }
+
+
+def _tenant_usage(tenant: usage.TenantUsage, detailed: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {"tenant_id": tenant.tenant_id}
+    if detailed:
+        body["server_usages"] = [_server_usage(item) for item in tenant.servers]
+    body |= {
+        "total_local_gb_usage": tenant.total_local_gb_usage,
+        "total_vcpus_usage": tenant.total_vcpus_usage,
+        "total_memory_mb_usage": tenant.total_memory_mb_usage,
+        "total_hours": tenant.total_hours,
+        "start": isotime(tenant.start),
+        "stop": isotime(tenant.stop),
+    }
+    return body
+
+
+def _usage_links(request: ComputeRequest, found: usage.Usage, collection: str, max_limit: int) -> list[dict[str, str]]:
+    """Nova's next link: when the page is as long as the limit asked for (or the maximum)."""
+    try:
+        page = min(int(request.query_params.get("limit", max_limit)), max_limit)
+    except ValueError:
+        page = max_limit
+    if not page or page != len(found.servers):
+        return []
+    params = dict(sorted(request.query_params.items()))
+    params["marker"] = str(found.servers[-1].server.uuid)
+    return [{"rel": "next", "href": f"{public_base(request)}/compute/v2.1/{collection}?{urlencode(params)}"}]
+
+
+def tenant_usages_body(request: ComputeRequest, found: usage.Usage, detailed: bool, max_limit: int) -> dict[str, Any]:
+    body: dict[str, Any] = {"tenant_usages": [_tenant_usage(tenant, detailed) for tenant in found.tenants]}
+    if request.version >= (2, 40):
+        links = _usage_links(request, found, "os-simple-tenant-usage", max_limit)
+        if links:
+            body["tenant_usages_links"] = links
+    return body
+
+
+def tenant_usage_body(request: ComputeRequest, found: usage.Usage, tenant_id: str, max_limit: int) -> dict[str, Any]:
+    body: dict[str, Any] = {"tenant_usage": _tenant_usage(found.tenants[0], True) if found.tenants else {}}
+    if request.version >= (2, 40):
+        links = _usage_links(request, found, f"os-simple-tenant-usage/{tenant_id}", max_limit)
+        if links:
+            body["tenant_usage_links"] = links
+    return body
+
+
+def audit_log_body(log: usage.AuditLog) -> dict[str, Any]:
+    """Nova's report when no host has run the audit in the period."""
+    hosts = len(log.hosts)
+    done = "ALL" if hosts == 0 else f"0 of {hosts}"
+    return {
+        "period_beginning": str(log.period_beginning),
+        "period_ending": str(log.period_ending),
+        "num_hosts": hosts,
+        "num_hosts_done": 0,
+        "num_hosts_running": 0,
+        "num_hosts_not_run": hosts,
+        "hosts_not_run": list(log.hosts),
+        "total_instances": 0,
+        "total_errors": 0,
+        "overall_status": f"{done} hosts done. 0 errors.",
+        "log": {},
+    }

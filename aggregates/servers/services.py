@@ -698,6 +698,22 @@ def force_delete_server(caller: Caller, server_uuid: str) -> None:
     delete_server(caller, server_uuid)
 
 
+# --- the server password (Nova's os-server-password) -----------------------------
+
+
+def server_password(caller: Caller, server_uuid: str) -> str:
+    """The encrypted password a server posted to Nova's metadata service,
+    "" when none. Corral has no metadata service, so no server has one."""
+    get_server(caller, server_uuid)
+    return ""
+
+
+def clear_server_password(caller: Caller, server_uuid: str) -> None:
+    """Nova's clear of that password (the server's own password is not
+    changed). There is none to clear: only the server is checked."""
+    get_server(caller, server_uuid)
+
+
 # --- delete --------------------------------------------------------------------
 
 

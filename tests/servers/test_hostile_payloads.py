@@ -66,6 +66,13 @@ def test_metadata_tags_update_and_admin_actions_refuse_every_hostile_payload(db,
         ("NUL in query", "get", f"{base}/os-instance-actions?marker=%00", None),
         ("bad changes-since", "get", f"{base}/os-instance-actions?changes-since=yesterday", None),
         ("tag body", "put", f"{base}/tags/a", dump({"tag": "a"})),
+        ("NUL in path id", "get", "/servers/%00/os-server-password", None),
+        ("NUL in path id", "get", "/os-simple-tenant-usage/%00", None),
+        ("NUL in query", "get", "/os-simple-tenant-usage?start=%00", None),
+        ("bad start", "get", "/os-simple-tenant-usage?start=yesterday", None),
+        ("bad marker", "get", "/os-simple-tenant-usage?marker=nope", None),
+        ("bad timestamp", "get", "/os-instance_usage_audit_log/yesterday", None),
+        ("NUL in path id", "get", "/os-instance_usage_audit_log/%00", None),
     ]
     admin_api.client.raise_request_exception = False
 
