@@ -9,7 +9,7 @@ from aggregates.compute_api import versions
 from aggregates.compute_api.base import UnknownRouteView
 from aggregates.flavors import api as flavors
 from aggregates.host_aggregates import api as aggregates
-from aggregates.hosts.api import hypervisors, os_services, registrations
+from aggregates.hosts.api import hypervisors, os_hosts, os_services, registrations
 from aggregates.maintenance import api as maintenance
 from aggregates.moves import api as moves
 from aggregates.precache import api as precache
@@ -49,7 +49,8 @@ urlpatterns = [
     path("os-hypervisors/<str:pattern>/search", hypervisors.HypervisorSearchView.as_view()),
     path("os-hypervisors/<str:pattern>/servers", hypervisors.HypervisorServersView.as_view()),
     path("os-host-registrations", registrations.HostRegistrationView.as_view()),
-    # host maintenance and capacity headroom (Corral's own), Nova's legacy os-hosts update
+    # host maintenance and capacity headroom (Corral's own), Nova's legacy os-hosts (to 2.42)
+    path("os-hosts", os_hosts.HostListView.as_view()),
     path("os-hosts/<str:host>/maintenance", maintenance.HostMaintenanceView.as_view()),
     path("os-hosts/<str:host>", maintenance.HostView.as_view()),
     path("os-maintenance-jobs", maintenance.MaintenanceJobListView.as_view()),
