@@ -5,7 +5,7 @@ framework (aggregates.compute_api), which the domains' views import."""
 
 from django.urls import path, re_path
 
-from aggregates.compute_api import versions
+from aggregates.compute_api import extensions, versions
 from aggregates.compute_api.base import UnknownRouteView
 from aggregates.flavors import api as flavors
 from aggregates.host_aggregates import api as aggregates
@@ -19,6 +19,9 @@ from aggregates.zones import api as zones
 
 urlpatterns = [
     path("", versions.version_v21),
+    # Nova's fixed list of v2.1 extensions, every microversion
+    path("extensions", extensions.ExtensionListView.as_view()),
+    path("extensions/<str:alias>", extensions.ExtensionView.as_view()),
     # host aggregates
     path("os-aggregates", aggregates.AggregateListView.as_view()),
     path("os-aggregates/<str:aggregate_id>", aggregates.AggregateDetailView.as_view()),

@@ -92,6 +92,7 @@ POLICIES = {
     "os_compute_api:os-flavor-extra-specs:update": "admin",
     "os_compute_api:os-flavor-extra-specs:delete": "admin",
     "os_compute_api:os-host-registrations:create": "admin",
+    "os_compute_api:extensions": "any",
     "os_compute_api:os-hosts:list": "admin",
     "os_compute_api:os-hosts:show": "admin",
     "os_compute_api:os-hosts:update": "admin",
