@@ -10,6 +10,7 @@ from aggregates.compute_api.base import UnknownRouteView
 from aggregates.flavors import api as flavors
 from aggregates.host_aggregates import api as aggregates
 from aggregates.hosts.api import hypervisors, os_hosts, os_services, registrations
+from aggregates.images.api import compute_proxy
 from aggregates.maintenance import api as maintenance
 from aggregates.moves import api as moves
 from aggregates.precache import api as precache
@@ -59,6 +60,10 @@ urlpatterns = [
     path("os-maintenance-jobs", maintenance.MaintenanceJobListView.as_view()),
     path("os-maintenance-jobs/<str:job_id>", maintenance.MaintenanceJobView.as_view()),
     path("os-capacity-headroom", maintenance.CapacityHeadroomView.as_view()),
+    # Nova's image proxy (to 2.35) over Corral's images
+    path("images", compute_proxy.ImageListView.as_view()),
+    path("images/detail", compute_proxy.ImageDetailListView.as_view()),
+    path("images/<str:image_id>", compute_proxy.ImageView.as_view()),
     # servers
     path("servers", servers.ServerListView.as_view()),
     path("servers/detail", servers.ServerDetailListView.as_view()),
