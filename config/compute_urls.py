@@ -60,10 +60,12 @@ urlpatterns = [
     path("os-maintenance-jobs", maintenance.MaintenanceJobListView.as_view()),
     path("os-maintenance-jobs/<str:job_id>", maintenance.MaintenanceJobView.as_view()),
     path("os-capacity-headroom", maintenance.CapacityHeadroomView.as_view()),
-    # Nova's image proxy (to 2.35) over Corral's images
+    # Nova's image proxy (to 2.35; its metadata to 2.38) over Corral's images
     path("images", compute_proxy.ImageListView.as_view()),
     path("images/detail", compute_proxy.ImageDetailListView.as_view()),
     path("images/<str:image_id>", compute_proxy.ImageView.as_view()),
+    path("images/<str:image_id>/metadata", compute_proxy.ImageMetadataView.as_view()),
+    path("images/<str:image_id>/metadata/<str:key>", compute_proxy.ImageMetadataItemView.as_view()),
     # servers
     path("servers", servers.ServerListView.as_view()),
     path("servers/detail", servers.ServerDetailListView.as_view()),

@@ -137,3 +137,53 @@ def test_delete_under_the_image_api_s_rules(db, member_api, admin_api, reader_ap
     assert Image.objects.count() == 3
     assert member_api.delete(f"/images/{mine.id}", version="2.35").status_code == 204
     assert not Image.objects.filter(pk=mine.pk).exists()
+
+
+def props(row):
+    return dict(ImageProperty.objects.filter(image=row).values_list("name", "value"))
+
+
+def test_metadata_read_and_written_through_the_image_api(db, member_api):
+    demo = Project.objects.get(name="demo").id
+    row = image("mine", visibility=Image.PRIVATE, owner=demo, properties={"a": "1", "b": "2"})
+    path = f"/images/{row.id}/metadata"
+    assert member_api.get(path, version="2.38").json() == {"metadata": {"a": "1", "b": "2"}}
+    assert member_api.get(f"{path}/a", version="2.38").json() == {"meta": {"a": "1"}}
+    merged = member_api.post(path, {"metadata": {"b": "3", "c": "4"}}, version="2.38")
+    assert merged.status_code == 200, merged.content
+    assert merged.json() == {"metadata": {"a": "1", "b": "3", "c": "4"}} and props(row) == merged.json()["metadata"]
+    replaced = member_api.put(path, {"metadata": {"z": "9"}}, version="2.38")
+    assert replaced.json() == {"metadata": {"z": "9"}} and props(row) == {"z": "9"}
+    one = member_api.put(f"{path}/y", {"meta": {"y": "8"}}, version="2.38")
+    assert one.json() == {"meta": {"y": "8"}} and props(row) == {"z": "9", "y": "8"}
+    assert member_api.delete(f"{path}/z", version="2.38").status_code == 204
+    assert props(row) == {"y": "8"}
+    for method, args in (("get", ()), ("post", ({"metadata": {"q": "1"}},)), ("put", ({"metadata": {}},))):
+        assert getattr(member_api, method)(path, *args, version="2.39").status_code == 404
+    assert props(row) == {"y": "8"}
+
+
+def test_metadata_refusals_change_nothing(db, member_api):
+    demo = Project.objects.get(name="demo").id
+    mine = image("mine", visibility=Image.PRIVATE, owner=demo, properties={"a": "1"})
+    public = image("public", properties={"p": "1"})
+    path = f"/images/{mine.id}/metadata"
+    assert fault(member_api.get(f"{path}/nope", version="2.1"), 404, "itemNotFound")
+    assert fault(member_api.delete(f"{path}/nope", version="2.1"), 404, "itemNotFound") == "Invalid metadata key"
+    message = fault(member_api.put(f"{path}/a", {"meta": {"b": "2"}}, version="2.1"), 400, "badRequest")
+    assert message == "Request body and URI mismatch"
+    for body in ({"metadata": {"k": 1}}, {"metadata": {"": "x"}}, {"meta": {"a": "1"}}, {}):
+        assert fault(member_api.post(path, body, version="2.1"), 400, "badRequest"), body
+    message = fault(member_api.post(path, {"metadata": {"name": "renamed"}}, version="2.1"), 400, "badRequest")
+    assert message == "Metadata key name names an image attribute, not a property."
+    message = fault(member_api.put(f"{path}/status", {"meta": {"status": "active"}}, version="2.1"), 403, "forbidden")
+    assert message == "Attribute 'status' is read-only."
+    too_many = {"metadata": {f"k{n}": "v" for n in range(129)}}
+    assert fault(member_api.put(path, too_many, version="2.1"), 403, "forbidden") == "Image metadata limit exceeded"
+    message = fault(
+        member_api.post(f"/images/{public.id}/metadata", {"metadata": {"x": "1"}}, version="2.1"), 403, "forbidden"
+    )
+    assert message == f"Not authorized for image {public.id}."
+    assert fault(member_api.get("/images/nope/metadata", version="2.1"), 404, "itemNotFound") == "Image not found."
+    assert props(mine) == {"a": "1"} and props(public) == {"p": "1"}
+    assert Image.objects.get(pk=mine.pk).name == "mine"

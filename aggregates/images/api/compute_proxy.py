@@ -1,7 +1,8 @@
 """Nova's deprecated image proxy of the compute API: ``/images``,
 ``/images/detail``, ``/images/{id}`` (GET, DELETE) up to 2.35, 404 from
-2.36 as in Nova. It shows Corral's own images in Nova's image view, under
-the image API's visibility rule and through its service functions."""
+2.36 as in Nova, and ``/images/{id}/metadata[/{key}]`` up to 2.38. It
+shows Corral's own images in Nova's image view, under the image API's
+visibility rule and through its service functions."""
 
 from datetime import UTC
 
@@ -12,9 +13,12 @@ from aggregates.compute_api.auth import caller_of
 from aggregates.compute_api.base import ComputeAPIView
 from aggregates.compute_api.errors import ApiError
 from aggregates.compute_api.microversions import APIVersion, ComputeRequest
+from aggregates.compute_api.validation import validate
 from aggregates.errors import Forbidden, NotFound
+from aggregates.identity.caller import Caller
 from aggregates.images import serializers, services
 from aggregates.images.models import Image
+from aggregates.value_schemas import MAX_METADATA_ITEMS, METADATA_BODY, METADATA_ITEM_BODY
 from config.public_url import public_base
 
 MAX_PROXY_VERSION = APIVersion(2, 35)
@@ -97,4 +101,90 @@ class ImageView(ComputeAPIView):
             raise ApiError(404, "Image not found.")
         except Forbidden:
             raise ApiError(403, "You are not allowed to delete the image.")
+        return Response(status=204)
+
+
+# --- /images/{id}/metadata[/{key}] (to 2.38, 404 from 2.39 as in Nova) ---------------
+
+MAX_METADATA_PROXY_VERSION = APIVersion(2, 38)
+
+
+def _properties(caller: Caller, image_id: str) -> dict[str, str]:
+    try:
+        return services.properties_of(services.get_image(caller, image_id))
+    except NotFound:
+        raise ApiError(404, "Image not found.")
+
+
+def _save(caller: Caller, image_id: str, changes: list[services.Change], properties: dict[str, str]) -> None:
+    """Write the image's new properties through the image API's update,
+    after Nova's quota check (its metadata items quota)."""
+    if len(properties) > MAX_METADATA_ITEMS:
+        raise ApiError(403, "Image metadata limit exceeded")
+    for change in changes:
+        # Metadata is the image's extra properties: never one of its attributes.
+        if change.op != "remove" and change.name in services.CORE:
+            raise ApiError(400, f"Metadata key {change.name} names an image attribute, not a property.")
+        try:
+            services.check_name(change.name)
+        except Forbidden as exc:
+            raise ApiError(403, exc.message)
+    try:
+        services.update_image(caller, image_id, changes)
+    except NotFound:
+        raise ApiError(404, "Image not found.")
+    except Forbidden:
+        raise ApiError(403, f"Not authorized for image {image_id}.")
+
+
+class ImageMetadataView(ComputeAPIView):
+    max_version = MAX_METADATA_PROXY_VERSION
+
+    def get(self, request: ComputeRequest, image_id: str) -> Response:
+        return Response({"metadata": _properties(caller_of(request), image_id)})
+
+    def post(self, request: ComputeRequest, image_id: str) -> Response:
+        """Merge the given items into the image's metadata."""
+        body = validate(self.body(request), METADATA_BODY)["metadata"]
+        caller = caller_of(request)
+        properties = {**_properties(caller, image_id), **body}
+        _save(caller, image_id, [services.Change("add", key, value) for key, value in body.items()], properties)
+        return Response({"metadata": _properties(caller, image_id)})
+
+    def put(self, request: ComputeRequest, image_id: str) -> Response:
+        """Replace the image's metadata with the given items."""
+        body = validate(self.body(request), METADATA_BODY)["metadata"]
+        caller = caller_of(request)
+        gone = [key for key in _properties(caller, image_id) if key not in body]
+        changes = [services.Change("remove", key) for key in gone]
+        changes += [services.Change("add", key, value) for key, value in body.items()]
+        _save(caller, image_id, changes, body)
+        return Response({"metadata": body})
+
+
+class ImageMetadataItemView(ComputeAPIView):
+    max_version = MAX_METADATA_PROXY_VERSION
+
+    def get(self, request: ComputeRequest, image_id: str, key: str) -> Response:
+        properties = _properties(caller_of(request), image_id)
+        if key not in properties:
+            raise ApiError(404, "The resource could not be found.")
+        return Response({"meta": {key: properties[key]}})
+
+    def put(self, request: ComputeRequest, image_id: str, key: str) -> Response:
+        meta = validate(self.body(request), METADATA_ITEM_BODY)["meta"]
+        if key not in meta:
+            raise ApiError(400, "Request body and URI mismatch")
+        caller = caller_of(request)
+        properties = {**_properties(caller, image_id), key: meta[key]}
+        _save(caller, image_id, [services.Change("add", key, meta[key])], properties)
+        return Response({"meta": meta})
+
+    def delete(self, request: ComputeRequest, image_id: str, key: str) -> Response:
+        caller = caller_of(request)
+        properties = _properties(caller, image_id)
+        if key not in properties:
+            raise ApiError(404, "Invalid metadata key")
+        del properties[key]
+        _save(caller, image_id, [services.Change("remove", key)], properties)
         return Response(status=204)
