@@ -114,6 +114,8 @@ def test_paging_with_limit_and_marker(db, member_api):
     assert len(rest["images"]) == 1 and "images_links" not in rest
     seen = {i["id"] for i in first["images"]} | {i["id"] for i in rest["images"]}
     assert len(seen) == 3
+    everything = member_api.get("/images?limit=0&marker=", version="2.35").json()  # both as if absent
+    assert {i["id"] for i in everything["images"]} == seen and "images_links" not in everything
     assert (
         fault(member_api.get("/images?limit=x", version="2.35"), 400, "badRequest") == "limit param must be an integer"
     )

@@ -55,7 +55,8 @@ def _query(request: ComputeRequest) -> services.ImageQuery:
             raise ApiError(400, "limit param must be an integer")
         if query.limit < 0:
             raise ApiError(400, "limit param must be positive")
-    if "marker" in params:
+        query.limit = query.limit or None  # 0 asks for no limit, as in Nova
+    if params.get("marker"):
         query.marker = params["marker"]
     return query
 
