@@ -9,10 +9,12 @@ from datetime import UTC
 from django.utils.dateparse import parse_datetime
 from rest_framework.response import Response
 
+from aggregates import value_schemas
 from aggregates.compute_api.auth import caller_of
 from aggregates.compute_api.base import ComputeAPIView
 from aggregates.compute_api.errors import ApiError
 from aggregates.compute_api.microversions import APIVersion, ComputeRequest
+from aggregates.compute_api.query import query_params
 from aggregates.compute_api.validation import validate
 from aggregates.errors import Forbidden, NotFound
 from aggregates.identity.caller import Caller
@@ -26,10 +28,15 @@ MAX_PROXY_VERSION = APIVersion(2, 35)
 # Nova's list filters and the image API's names for them.
 FILTERS = {"name": "name", "status": "status", "minRam": "min_ram", "minDisk": "min_disk"}
 PROPERTY_FILTERS = {"server": "instance_uuid", "type": "image_type"}
+# Nova checks only the paging numbers' form; other parameters pass.
+LIST_QUERY = value_schemas.query(
+    {name: value_schemas.non_negative_integer_query for name in ("limit", "page_size", "offset")}
+)
 
 
 def _query(request: ComputeRequest) -> services.ImageQuery:
     """Nova's list query string as the image API's query; other parameters are ignored."""
+    query_params(request, LIST_QUERY)
     params: dict[str, str] = {name: request.query_params.getlist(name)[-1] for name in request.query_params}
     query = services.ImageQuery()
     for name, value in params.items():
@@ -49,13 +56,7 @@ def _query(request: ComputeRequest) -> services.ImageQuery:
             raise ApiError(400, f"Invalid filter value {value}. Unable to parse a date and time.")
         query.updated_since = since if since.tzinfo else since.replace(tzinfo=UTC)
     if "limit" in params:
-        try:
-            query.limit = int(params["limit"])
-        except ValueError:
-            raise ApiError(400, "limit param must be an integer")
-        if query.limit < 0:
-            raise ApiError(400, "limit param must be positive")
-        query.limit = query.limit or None  # 0 asks for no limit, as in Nova
+        query.limit = int(params["limit"]) or None  # 0 asks for no limit, as in Nova
     if params.get("marker"):
         query.marker = params["marker"]
     return query
