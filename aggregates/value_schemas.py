@@ -14,6 +14,26 @@ az_name = {"type": "string", "minLength": 1, "maxLength": 255, "format": "az_nam
 az_name_or_none = {"oneOf": [az_name, {"type": "null"}]}
 hostname = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": r"^[a-zA-Z0-9-._]*$"}
 metadata_key = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": r"^[a-zA-Z0-9-_:. ]{1,255}$"}
+# Nova's metadata (parameter_types.metadata) and the bodies of its metadata
+# routes, a server's and (in the image proxy) an image's: all items, or one.
+metadata: dict[str, Any] = {
+    "type": "object",
+    "patternProperties": {"^[a-zA-Z0-9-_:. ]{1,255}$": {"type": "string", "maxLength": 255}},
+    "additionalProperties": False,
+}
+METADATA_BODY = {
+    "type": "object",
+    "properties": {"metadata": metadata},
+    "required": ["metadata"],
+    "additionalProperties": False,
+}
+METADATA_ITEM_BODY = {
+    "type": "object",
+    "properties": {"meta": {**metadata, "minProperties": 1, "maxProperties": 1}},
+    "required": ["meta"],
+    "additionalProperties": False,
+}
+MAX_METADATA_ITEMS = 128  # Nova's metadata_items quota
 boolean: dict[str, Any] = {
     "type": ["boolean", "string"],
     "enum": [

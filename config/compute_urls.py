@@ -5,11 +5,12 @@ framework (aggregates.compute_api), which the domains' views import."""
 
 from django.urls import path, re_path
 
-from aggregates.compute_api import versions
+from aggregates.compute_api import extensions, versions
 from aggregates.compute_api.base import UnknownRouteView
 from aggregates.flavors import api as flavors
 from aggregates.host_aggregates import api as aggregates
-from aggregates.hosts.api import hypervisors, os_services, registrations
+from aggregates.hosts.api import hypervisors, os_hosts, os_services, registrations
+from aggregates.images.api import compute_proxy
 from aggregates.maintenance import api as maintenance
 from aggregates.moves import api as moves
 from aggregates.precache import api as precache
@@ -19,6 +20,9 @@ from aggregates.zones import api as zones
 
 urlpatterns = [
     path("", versions.version_v21),
+    # Nova's fixed list of v2.1 extensions, every microversion
+    path("extensions", extensions.ExtensionListView.as_view()),
+    path("extensions/<str:alias>", extensions.ExtensionView.as_view()),
     # host aggregates
     path("os-aggregates", aggregates.AggregateListView.as_view()),
     path("os-aggregates/<str:aggregate_id>", aggregates.AggregateDetailView.as_view()),
@@ -49,12 +53,19 @@ urlpatterns = [
     path("os-hypervisors/<str:pattern>/search", hypervisors.HypervisorSearchView.as_view()),
     path("os-hypervisors/<str:pattern>/servers", hypervisors.HypervisorServersView.as_view()),
     path("os-host-registrations", registrations.HostRegistrationView.as_view()),
-    # host maintenance and capacity headroom (Corral's own), Nova's legacy os-hosts update
+    # host maintenance and capacity headroom (Corral's own), Nova's legacy os-hosts (to 2.42)
+    path("os-hosts", os_hosts.HostListView.as_view()),
     path("os-hosts/<str:host>/maintenance", maintenance.HostMaintenanceView.as_view()),
     path("os-hosts/<str:host>", maintenance.HostView.as_view()),
     path("os-maintenance-jobs", maintenance.MaintenanceJobListView.as_view()),
     path("os-maintenance-jobs/<str:job_id>", maintenance.MaintenanceJobView.as_view()),
     path("os-capacity-headroom", maintenance.CapacityHeadroomView.as_view()),
+    # Nova's image proxy (to 2.35; its metadata to 2.38) over Corral's images
+    path("images", compute_proxy.ImageListView.as_view()),
+    path("images/detail", compute_proxy.ImageDetailListView.as_view()),
+    path("images/<str:image_id>", compute_proxy.ImageView.as_view()),
+    path("images/<str:image_id>/metadata", compute_proxy.ImageMetadataView.as_view()),
+    path("images/<str:image_id>/metadata/<str:key>", compute_proxy.ImageMetadataItemView.as_view()),
     # servers
     path("servers", servers.ServerListView.as_view()),
     path("servers/detail", servers.ServerDetailListView.as_view()),

@@ -4,6 +4,7 @@ compute services (os-services) and the hypervisors (os-hypervisors)."""
 import logging
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -18,7 +19,7 @@ from aggregates.host_aggregates.models import AggregateHost
 from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity.caller import Caller
 from aggregates.mirroring import outbox
-from aggregates.servers.models import instances_by_host
+from aggregates.servers.models import Server, instances_by_host
 from aggregates.zones.services import API_BINARIES, with_zones
 
 log = logging.getLogger(__name__)
@@ -448,3 +449,58 @@ def compute_node_statistics() -> dict[str, int]:
         "free_ram_mb": totals["memory_mb"] - totals["memory_mb_used"],
         "free_disk_gb": totals["local_gb"] - totals["local_gb_used"],
     }
+
+
+# --- Nova's legacy os-hosts list and show (to 2.42) ---------------------------------
+
+
+def list_legacy_hosts(zone: str | None = None) -> "list[ZonedService]":
+    """Nova's os-hosts list: the enabled services with their zone, API
+    services left out; ``zone`` (when given) keeps those of that zone."""
+    services = [s for s in list_services() if not s.disabled]
+    if zone:
+        services = [s for s in services if s.availability_zone == zone]
+    return services
+
+
+def service_topic(service: Service) -> str:
+    """A service's topic; Nova derives it from the binary when none is stored."""
+    return service.topic or service.binary.rpartition("nova-")[2]
+
+
+@dataclass
+class HostUsage:
+    """One row of Nova's os-hosts show: a project's (or a summary's) usage."""
+
+    project: str
+    cpu: int
+    memory_mb: int
+    disk_gb: int
+
+
+@dataclass
+class HostResources:
+    node: ComputeNode  # the host's first node, as Nova's old-compat lookup takes it
+    used_max: HostUsage  # the sums of the flavors of the host's servers
+    by_project: list[HostUsage]  # the same per project, in the order the servers come
+
+
+def host_resources(host: str) -> HostResources:
+    """The resources of compute host ``host`` for Nova's os-hosts show (404
+    for a host with no compute node): its first node, and the flavors of its
+    servers summed, in all and per project."""
+    node = ComputeNode.objects.filter(host=host).order_by("id").first()
+    if node is None or node.host != host:
+        raise NotFound(f"Compute host {host} could not be found.", field="host")
+    used_max = HostUsage("(used_max)", 0, 0, 0)
+    projects: dict[str, HostUsage] = {}
+    servers = Server.objects.filter(host=host, deleted_at__isnull=True).order_by("id")
+    for project_id, flavor in servers.values_list("project_id", "flavor"):
+        row = projects.setdefault(project_id, HostUsage(project_id, 0, 0, 0))
+        cpu, ram = int(flavor.get("vcpus") or 0), int(flavor.get("ram") or 0)
+        disk = int(flavor.get("disk") or 0) + int(flavor.get("ephemeral") or 0)
+        for usage in (used_max, row):
+            usage.cpu += cpu
+            usage.memory_mb += ram
+            usage.disk_gb += disk
+    return HostResources(node, used_max, list(projects.values()))

@@ -3,6 +3,7 @@ where unset), extra properties as top-level keys, and the links."""
 
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from aggregates.images import services
 from aggregates.images.models import Image, ImageMember
@@ -67,3 +68,71 @@ def member_body(member: ImageMember) -> dict[str, Any]:
 
 def members_body(members: list[ImageMember]) -> dict[str, Any]:
     return {"members": [member_body(member) for member in members], "schema": "/v2/schemas/members"}
+
+
+# --- Nova's image view (the compute API's image proxy, to 2.35) ------------------
+
+NOVA_STATUS = {"active": "ACTIVE", "queued": "SAVING", "saving": "SAVING"}
+NOVA_PROGRESS = {"queued": 25, "saving": 50, "active": 100}
+
+
+def nova_image_links(base: str, image_id: str) -> list[dict[str, str]]:
+    return [
+        {"rel": "self", "href": f"{base}/compute/v2.1/images/{image_id}"},
+        {"rel": "bookmark", "href": f"{base}/compute/images/{image_id}"},
+        {"rel": "alternate", "type": "application/vnd.openstack.image", "href": f"{base}/image/images/{image_id}"},
+    ]
+
+
+def nova_image_brief(base: str, image: Image) -> dict[str, Any]:
+    return {"id": str(image.id), "name": image.name, "links": nova_image_links(base, str(image.id))}
+
+
+def nova_image(base: str, image: Image) -> dict[str, Any]:
+    """An image as Nova's compute API shows it: its extra properties as
+    ``metadata``, Nova's status names (others UNKNOWN) and progress."""
+    metadata = services.properties_of(image)
+    body: dict[str, Any] = {
+        "id": str(image.id),
+        "name": image.name,
+        "minRam": image.min_ram or 0,
+        "minDisk": image.min_disk or 0,
+        "metadata": metadata,
+        "created": isotime(image.created_at),
+        "updated": isotime(image.updated_at),
+        "status": NOVA_STATUS.get(image.status, "UNKNOWN"),
+        "progress": NOVA_PROGRESS.get(image.status, 0),
+        "OS-EXT-IMG-SIZE:size": image.size,
+        "links": nova_image_links(base, str(image.id)),
+    }
+    instance_uuid = metadata.get("instance_uuid")
+    if instance_uuid is not None:
+        body["server"] = {
+            "id": instance_uuid,
+            "links": [
+                {"rel": "self", "href": f"{base}/compute/v2.1/servers/{instance_uuid}"},
+                {"rel": "bookmark", "href": f"{base}/compute/servers/{instance_uuid}"},
+            ],
+        }
+    auto_disk_config = metadata.get("auto_disk_config")
+    if auto_disk_config is not None:
+        body["OS-DCF:diskConfig"] = "AUTO" if _truthy(auto_disk_config) else "MANUAL"
+    return body
+
+
+def _truthy(value: str) -> bool:
+    return value.strip().lower() in ("1", "t", "true", "on", "y", "yes")
+
+
+def nova_image_list(
+    base: str, items: list[dict[str, Any]], detail: bool, limit: int | None, request: Any
+) -> dict[str, Any]:
+    """Nova's image list: ``images_links`` next when the page is as long as
+    the limit asked for (else Nova's maximum, 1000)."""
+    body: dict[str, Any] = {"images": items}
+    if items and (limit if limit is not None else 1000) == len(items):
+        params = dict(sorted(request.query_params.items()))
+        params["marker"] = items[-1]["id"]
+        collection = "images/detail" if detail else "images"
+        body["images_links"] = [{"rel": "next", "href": f"{base}/compute/v2.1/{collection}?{urlencode(params)}"}]
+    return body

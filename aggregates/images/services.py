@@ -23,7 +23,8 @@ and puts the image back to ``queued``.
 import csv
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any, BinaryIO
 
 from django.conf import settings
@@ -183,6 +184,7 @@ class ImageQuery:
     sort: list[tuple[str, str]] = field(default_factory=list)  # (key, direction)
     limit: int | None = None
     marker: str | None = None
+    updated_since: datetime | None = None  # Nova's changes-since: updated at or after
 
 
 def parse_in(value: str) -> list[str] | None:
@@ -264,6 +266,8 @@ def _filtered(caller: Caller, query: ImageQuery) -> QuerySet[Image]:
             images = images.filter(**{key: _int_filter(key, value)})
     if filters:
         raise UnsupportedFilter(f"Filtering on {', '.join(sorted(filters))} is not supported.")
+    if query.updated_since is not None:
+        images = images.filter(updated_at__gte=query.updated_since)
     for tag in query.tags:
         images = images.filter(pk__in=ImageTag.objects.filter(value=tag).values("image_id"))
     for name, value in query.properties.items():
@@ -329,6 +333,22 @@ def list_images(caller: Caller, query: ImageQuery) -> tuple[list[Image], bool]:
         images = images.filter(_after(marker, sort))
     page = list(images[: limit + 1])
     return page[:limit], len(page) > limit
+
+
+def list_all_images(caller: Caller, query: ImageQuery) -> list[Image]:
+    """The images ``caller`` sees, as ``list_images`` pages them: the one
+    page ``query.limit`` asks for, else every page (as Nova's image proxy
+    reads them all when no limit is given)."""
+    if query.limit is not None:
+        return list_images(caller, query)[0]
+    found: list[Image] = []
+    marker = query.marker
+    while True:
+        page, more = list_images(caller, replace(query, marker=marker, limit=MAX_LIMIT))
+        found.extend(page)
+        if not more or not page:
+            return found
+        marker = str(page[-1].id)
 
 
 # --- the values an image may hold ------------------------------------------------

@@ -1,6 +1,6 @@
 """Corral's host maintenance and capacity headroom routes, answered at every
 microversion (``/os-hosts/{host}/maintenance``, ``/os-maintenance-jobs``,
-``/os-capacity-headroom``), and Nova's legacy ``PUT /os-hosts/{host}``
+``/os-capacity-headroom``), and Nova's legacy ``/os-hosts/{host}`` (its GET is the hosts domain's)
 (up to 2.42, 404 from 2.43 as in Nova)."""
 
 from rest_framework.response import Response
@@ -10,6 +10,7 @@ from aggregates.compute_api.base import ComputeAPIView
 from aggregates.compute_api.microversions import APIVersion, ComputeRequest
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import validate
+from aggregates.hosts.api import os_hosts
 from aggregates.maintenance import headroom, planning, schemas, serializers, services
 from aggregates.maintenance.models import MaintenanceJob
 from config.public_url import public_base
@@ -44,10 +45,14 @@ class HostMaintenanceView(ComputeAPIView):
 
 
 class HostView(ComputeAPIView):
-    """Nova's os-hosts update: ``status`` enables or disables the compute
-    service; ``maintenance_mode`` starts or stops the host's maintenance."""
+    """Nova's os-hosts show (the hosts domain's) and update: ``status``
+    enables or disables the compute service; ``maintenance_mode`` starts or
+    stops the host's maintenance."""
 
     max_version = APIVersion(2, 42)
+
+    def get(self, request: ComputeRequest, host: str) -> Response:
+        return os_hosts.show(request, host)
 
     def put(self, request: ComputeRequest, host: str) -> Response:
         body = validate(self.body(request), schemas.HOST_UPDATE)

@@ -7,6 +7,7 @@ Not API layer: plain JSON schemas, checked with aggregates.schema_check."""
 import copy
 from typing import Any
 
+from aggregates import value_schemas
 from aggregates.value_schemas import MAX_INT, boolean, name, non_negative_integer_query, query
 
 MAX_TAG_LENGTH = 60
@@ -27,12 +28,7 @@ TAG = _tag
 _fqdn = {"type": "string", "pattern": "^[a-zA-Z0-9-._]*$", "minLength": 1, "maxLength": 255}
 _hostname = {"type": "string", "pattern": "^[a-zA-Z0-9]+[a-zA-Z0-9-]*[a-zA-Z0-9]+$", "minLength": 2, "maxLength": 63}
 _description = {"type": ["string", "null"], "minLength": 0, "maxLength": 255}
-METADATA_KEY_PATTERN = "^[a-zA-Z0-9-_:. ]{1,255}$"
-_metadata = {
-    "type": "object",
-    "patternProperties": {METADATA_KEY_PATTERN: {"type": "string", "maxLength": 255}},
-    "additionalProperties": False,
-}
+_metadata = value_schemas.metadata
 
 _legacy_bdm: dict[str, Any] = {
     "type": "object",
@@ -289,18 +285,8 @@ def server_show_query(version: tuple[int, int]) -> dict[str, Any]:
 
 # --- metadata (Nova's schemas/server_metadata.py) ------------------------------------
 
-METADATA = {
-    "type": "object",
-    "properties": {"metadata": _metadata},
-    "required": ["metadata"],
-    "additionalProperties": False,
-}
-METADATA_ITEM = {
-    "type": "object",
-    "properties": {"meta": {**_metadata, "minProperties": 1, "maxProperties": 1}},
-    "required": ["meta"],
-    "additionalProperties": False,
-}
+METADATA = value_schemas.METADATA_BODY
+METADATA_ITEM = value_schemas.METADATA_ITEM_BODY
 
 
 # --- update (Nova's update, update_v219 ... update_v2104) ----------------------------

@@ -30,7 +30,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
-from aggregates import after_commit
+from aggregates import after_commit, value_schemas
 from aggregates.audit import services as events
 from aggregates.errors import Conflict, Forbidden, Invalid, NotFound
 from aggregates.flavors import services as flavor_services
@@ -53,7 +53,7 @@ from aggregates.value_schemas import MAX_INT, to_bool
 log = logging.getLogger(__name__)
 
 # Nova's [quota] metadata_items.
-MAX_METADATA_ITEMS = 128
+MAX_METADATA_ITEMS = value_schemas.MAX_METADATA_ITEMS
 # The most servers one request may create (Nova's [quota] instances default is 10;
 # Corral keeps no quotas, only this bound on one request).
 MAX_SERVERS_PER_REQUEST = 100
