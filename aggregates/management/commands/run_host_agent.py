@@ -112,14 +112,14 @@ class Command(BaseCommand):
         # ignored when it was started in the background. Before the line
         # saying it listens: whoever reads that line may stop it at once.
         signal.signal(signal.SIGTERM, _interrupt)
-        self.stdout.write(
-            f"Host agent of {options['host']} listening on {registration['agent_url']}, cache {cache.directory}"
-        )
-        self.stdout.flush()
         try:
+            self.stdout.write(
+                f"Host agent of {options['host']} listening on {registration['agent_url']}, cache {cache.directory}"
+            )
+            self.stdout.flush()
             agent.serve(server)
         except KeyboardInterrupt:
-            pass
+            server.server_close()  # stopped before serving: serve() had nothing to close
 
     def _first_registration(self, agent: HostAgent, retries: int, server: ThreadingHTTPServer) -> None:
 
