@@ -30,6 +30,7 @@ import contextvars
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -38,6 +39,9 @@ from django.conf import settings
 from django.db import connection, transaction
 
 log = logging.getLogger(__name__)
+
+# The threads ``dispatch`` started and that may still run (see ``wait_for_threads``).
+_threads: "weakref.WeakSet[threading.Thread]" = weakref.WeakSet()
 
 T = TypeVar("T")
 
@@ -77,7 +81,7 @@ def dispatch(
             if send is not None and not without_broker():
                 send()
             elif thread:
-                threading.Thread(target=_in_context(), name=thread, daemon=True).start()
+                _started(threading.Thread(target=_in_context(), name=thread, daemon=True))
             elif outbound and settings.FOLLOW_UP_WAIT_SECONDS is not None:
                 _bounded(threading.Thread(target=_in_context(), name=outbound))
             else:
@@ -86,7 +90,7 @@ def dispatch(
             _failed()
 
     def _bounded(worker: threading.Thread) -> None:
-        worker.start()
+        _started(worker)
         worker.join(settings.FOLLOW_UP_WAIT_SECONDS)
         if worker.is_alive():
             log.info("%s goes on after the response (placement is slow to answer)", outbound)
@@ -111,6 +115,19 @@ def dispatch(
 
     transaction.on_commit(hook)
     return hook
+
+
+def _started(worker: threading.Thread) -> None:
+    _threads.add(worker)
+    worker.start()
+
+
+def wait_for_threads(timeout: float) -> None:
+    """Wait, at most ``timeout`` seconds in all, for the threads ``dispatch``
+    started to end (a test's jobs, before its tables are emptied)."""
+    deadline = time.monotonic() + timeout
+    for worker in list(_threads):
+        worker.join(max(0.0, deadline - time.monotonic()))
 
 
 def is_pending(hook: Callable[[], None]) -> bool:

@@ -54,3 +54,37 @@ def isolated_side_effects(settings, tmp_path_factory):
 def image_store(settings):
     """The directory this test's image data goes to (its own: see isolated_side_effects)."""
     return settings.IMAGE_STORE_DIR
+
+
+@pytest.fixture(autouse=True, scope="session")
+def quick_table_wipes():
+    """A transactional test ends by emptying every table. On PostgreSQL,
+    Django does it with one TRUNCATE of them all: about 150 ms here for
+    seventy tables, most of them empty, after each of several hundred tests.
+    A DELETE from each, in one transaction with the foreign keys checked at
+    its end (Django makes them deferrable), leaves the same empty tables in
+    about 10 ms. Sequences are not reset either way."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    truncate = DatabaseOperations.sql_flush
+
+    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+        if reset_sequences or not tables:
+            return truncate(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
+        return ["SET CONSTRAINTS ALL DEFERRED;"] + [f"DELETE FROM {self.quote_name(table)};" for table in tables]
+
+    DatabaseOperations.sql_flush = sql_flush
+    yield
+    DatabaseOperations.sql_flush = truncate
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """The follow-up threads a test started (a maintenance or pre-cache job
+    runs on in one after its request answered) end before the test's
+    fixtures are torn down: a job thread still writing while the tables are
+    emptied deadlocked the emptying, or left rows to the next test."""
+    from aggregates import after_commit
+
+    after_commit.wait_for_threads(timeout=60)
+    yield
