@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from aggregates.audit import services as events
@@ -294,7 +295,13 @@ _UNSET: Any = object()
 
 
 def list_projects(name: str | None = None, enabled: bool | None = None, domain_id: str | None = None) -> list[Project]:
-    projects = Project.objects.all()
+    return _projects_filtered(Project.objects.all(), name, enabled, domain_id)
+
+
+def _projects_filtered(
+    projects: QuerySet[Project], name: str | None, enabled: bool | None, domain_id: str | None
+) -> list[Project]:
+    """Keystone's project list filters (each only when given)."""
     if name is not None:
         projects = projects.filter(name=name)
     if enabled is not None:
@@ -615,14 +622,7 @@ def projects_of_user(
 ) -> list[Project]:
     """The projects the user holds a role on (``GET /v3/users/{id}/projects``)."""
     user = _user_or_404(user_id)
-    projects = Project.objects.filter(role_assignments__user=user).distinct()
-    if name is not None:
-        projects = projects.filter(name=name)
-    if enabled is not None:
-        projects = projects.filter(enabled=enabled)
-    if domain_id is not None:
-        projects = projects.filter(domain_id=domain_id)
-    return list(projects)
+    return _projects_filtered(Project.objects.filter(role_assignments__user=user).distinct(), name, enabled, domain_id)
 
 
 # --- roles and role assignments -------------------------------------------------
