@@ -53,6 +53,21 @@ class Processes:
     def run(self, *args):
         return subprocess.run(args, cwd=PROJECT, env=self.env, check=True, capture_output=True, text=True, timeout=300)
 
+    def register_host(self, host):
+        """``manage.py register_host`` in a process of its own: 4 vCPUs, 1 GiB, 10 GB."""
+        return self.run(
+            str(VENV_BIN / "python"),
+            "manage.py",
+            "register_host",
+            host,
+            "--vcpus",
+            "4",
+            "--memory-mb",
+            "1024",
+            "--disk-gb",
+            "10",
+        )
+
     def start(self, name, *args):
         log = open(self.workdir / f"{name}.log", "ab")
         process = subprocess.Popen(

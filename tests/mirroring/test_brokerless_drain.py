@@ -113,18 +113,7 @@ def brokerless_server(tmp_path):
     }
     processes = Processes(tmp_path, env)
     processes.run(str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput")
-    processes.run(
-        str(VENV_BIN / "python"),
-        "manage.py",
-        "register_host",
-        "h1",
-        "--vcpus",
-        "4",
-        "--memory-mb",
-        "1024",
-        "--disk-gb",
-        "10",
-    )
+    processes.register_host("h1")
     try:
         yield serve(processes, port)
     finally:
@@ -183,18 +172,7 @@ def server_that_is_its_own_placement(tmp_path):
     try:
         url = serve(processes, port)
         # Registered by a process of its own: its provider reaches the server over HTTP.
-        processes.run(
-            str(VENV_BIN / "python"),
-            "manage.py",
-            "register_host",
-            "h1",
-            "--vcpus",
-            "4",
-            "--memory-mb",
-            "1024",
-            "--disk-gb",
-            "10",
-        )
+        processes.register_host("h1")
         yield url
     finally:
         processes.stop_all()

@@ -52,18 +52,7 @@ def corral_with_worker(upstream_placement, tmp_path):
 
 def test_registration_and_add_host_reach_placement_through_the_worker(corral_with_worker, upstream_placement):
     url, processes = corral_with_worker
-    processes.run(
-        str(VENV_BIN / "python"),
-        "manage.py",
-        "register_host",
-        "h1",
-        "--vcpus",
-        "4",
-        "--memory-mb",
-        "1024",
-        "--disk-gb",
-        "10",
-    )
+    processes.register_host("h1")
     wait_until(lambda: provider_named(upstream_placement, "h1"), what="the worker to create the provider of h1")
     provider = provider_named(upstream_placement, "h1")["uuid"]
     assert (
@@ -111,18 +100,7 @@ def compute_call(url, method, path, body=None):
 
 def test_remove_delete_and_a_placement_outage_through_the_worker(corral_with_worker, upstream_placement):
     url, processes = corral_with_worker
-    processes.run(
-        str(VENV_BIN / "python"),
-        "manage.py",
-        "register_host",
-        "h1",
-        "--vcpus",
-        "4",
-        "--memory-mb",
-        "1024",
-        "--disk-gb",
-        "10",
-    )
+    processes.register_host("h1")
     wait_until(lambda: provider_named(upstream_placement, "h1"), what="the worker to create the provider of h1")
     provider = provider_named(upstream_placement, "h1")["uuid"]
     keep = compute_call(url, "POST", "/os-aggregates", {"aggregate": {"name": "keep"}})["aggregate"]

@@ -3,8 +3,11 @@ that check nothing was left behind."""
 
 import uuid
 
+import pytest
+
 from aggregates import placement_client
 from aggregates.servers.models import Server
+from tests.plugins.cloud import cli_body
 
 
 def no_servers_and_no_allocations():
@@ -17,3 +20,24 @@ def no_servers_and_no_allocations():
 
 def new_uuid():
     return str(uuid.uuid4())
+
+
+class Booter:
+    """Boots a server as the stock CLI asks for one, on one host h1 (2.100 by default)."""
+
+    def __init__(self, cloud):
+        cloud.host("h1")
+        self.flavor, self.image = cloud.flavor(), cloud.image()
+
+    def body(self, name="vm1", **extra):
+        return cli_body(self.flavor, self.image, name=name, **extra)
+
+    def __call__(self, api, name="vm1", version="2.100", **extra):
+        response = api.post("/servers", self.body(name, **extra), version=version)
+        assert response.status_code == 202, response.content
+        return response.json()["server"]["id"]
+
+
+@pytest.fixture
+def boot(cloud):
+    return Booter(cloud)

@@ -3,8 +3,6 @@ in Nova's semantics (POST merges, PUT replaces), metadata given at create,
 Nova's quota of 128 items (403), its key rules (400) and its refusals while
 the server is not in a state Nova changes metadata in (409)."""
 
-import pytest
-
 from aggregates.servers.models import Server
 from tests.helpers import fault
 from tests.plugins.api import ApiClient
@@ -12,25 +10,6 @@ from tests.plugins.cloud import cli_body
 
 V = "2.100"
 UNKNOWN = "6f1ed2c2-9c64-4b1e-8a3c-0d5b5d1f3c11"
-
-
-class Booter:
-    def __init__(self, cloud):
-        cloud.host("h1")
-        self.flavor, self.image = cloud.flavor(), cloud.image()
-
-    def body(self, name="vm1", **extra):
-        return cli_body(self.flavor, self.image, name=name, **extra)
-
-    def __call__(self, api, name="vm1", **extra):
-        response = api.post("/servers", self.body(name, **extra), version=V)
-        assert response.status_code == 202, response.content
-        return response.json()["server"]["id"]
-
-
-@pytest.fixture
-def boot(cloud):
-    return Booter(cloud)
 
 
 def metadata_of(api, server_id):

@@ -3,8 +3,6 @@ and /servers/{id}/tags/{tag} (check, add, delete) with Nova's rules (at
 most 50 tags, 1-60 characters without '/' or ','), tags in server bodies,
 tags given at create (2.52) and the tags filters of GET /servers."""
 
-import pytest
-
 from aggregates.servers.models import Server
 from tests.helpers import fault
 from tests.plugins.api import ApiClient
@@ -12,22 +10,6 @@ from tests.plugins.cloud import cli_body
 
 V = "2.26"
 UNKNOWN = "6f1ed2c2-9c64-4b1e-8a3c-0d5b5d1f3c11"
-
-
-class Booter:
-    def __init__(self, cloud):
-        cloud.host("h1")
-        self.flavor, self.image = cloud.flavor(), cloud.image()
-
-    def __call__(self, api, name="vm1", version="2.100", **extra):
-        response = api.post("/servers", cli_body(self.flavor, self.image, name=name, **extra), version=version)
-        assert response.status_code == 202, response.content
-        return response.json()["server"]["id"]
-
-
-@pytest.fixture
-def boot(cloud):
-    return Booter(cloud)
 
 
 def tags_of(api, server_id):
