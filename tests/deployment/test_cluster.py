@@ -1,0 +1,240 @@
+"""Scale-out: Corral as a small cluster on this machine (tests/cluster.py):
+two web nodes behind Debian's HAProxy (health-checking /healthcheck), two
+Celery workers, a beat and a second beat, on PostgreSQL and Redis. Under 8
+clients of mixed load through the balancer, each web node is restarted in
+turn as docs/operations.md says (drained by its disable file, stopped with
+SIGTERM, started again): no request fails. A worker is killed (SIGKILL)
+during a maintenance drain, and the worker holding a pre-cache job during
+that job: each job finishes on the other worker, every server moved once
+and every host cached once. The second beat sends nothing: no periodic
+task is sent twice.
+
+Only on PostgreSQL and Redis (CI's first stage): the nodes, workers and
+beats share a PostgreSQL database of its own and Redis database 9 on the
+broker's server."""
+
+import json
+import os
+import re
+import signal
+import time
+from collections import Counter
+from datetime import datetime
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+import requests
+from django.db import connection
+
+from tests.cluster import ADMIN, Cluster, Load
+from tests.plugins.tiers import many_connections
+from tests.process_stack import VENV_BIN, Processes, _Database, flush_redis, stack_env, wait_until
+
+pytestmark = [pytest.mark.processes, many_connections]
+
+REDIS_DB = 9
+LEASE = 3  # the jobs' leases: a killed worker's job is resumed this long after its last renewal
+DRAIN_EVERY = 2  # seconds between two sends of each job drain by the beat
+SERVERS = 4
+CACHE_HOSTS = ("c-1", "c-2", "c-3", "c-4")
+COMPUTE = {**ADMIN, "OpenStack-API-Version": "compute 2.42"}
+
+SETUP = """
+import json
+from config import celery_app
+celery_app.conf.task_always_eager = True  # the setup's own follow-up work, in this process
+from django_celery_beat.models import IntervalSchedule, PeriodicTask
+from aggregates.flavors import services as flavors
+from aggregates.host_aggregates import services as aggregates
+from aggregates.hosts import services as hosts
+from aggregates.identity.caller import Caller
+from aggregates.images import services as images
+from placement.standards import sync_standard_names
+sync_standard_names()
+system = Caller.system("tests")
+for name, members in (("rack", ("A", "B", "C")), ("cache", CACHE_HOSTS)):
+    agg = aggregates.create_aggregate(system, name)
+    for host in members:
+        hosts.register_host(system, host, vcpus=16, memory_mb=65536, local_gb=1000)
+        aggregates.add_host(system, agg.id, host)
+flavor = flavors.create_flavor(system, name="small", ram=1024, vcpus=2, disk=1)
+image = images.create_image(system, {"name": "cirros", "disk_format": "qcow2", "container_format": "bare",
+                                     "visibility": "public"})
+images.upload_image_data(system, str(image.id), [b"cirros" * 10000])
+# The job drains every DRAIN_EVERY seconds rather than every minute, so a killed worker's job resumes soon.
+every = IntervalSchedule.objects.create(every=DRAIN_EVERY, period=IntervalSchedule.SECONDS)
+PeriodicTask.objects.filter(task__in=["corral.maintenance.drain", "corral.precache.drain_jobs"]).update(interval=every)
+print(json.dumps({"cache": agg.id, "flavor": flavor.flavorid, "image": str(image.id)}))
+"""
+
+SENT = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) INFO celery\.beat \[[^\]]*\] Scheduler: Sending due task .+ \((\S+)\)$",
+    re.M,
+)
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    broker = os.environ.get("CELERY_BROKER_URL", "")
+    if connection.vendor != "postgresql" or not broker.startswith("redis://"):
+        pytest.skip(
+            "the cluster runs on PostgreSQL and Redis: set DATABASE_URL and CELERY_BROKER_URL (CI's first stage)"
+        )
+    redis = urlsplit(broker)
+    database = _Database(tmp_path, "cluster")
+    settings = {
+        "CACHE_DRIVER": "inprocess",
+        "HOST_CACHE_SIMULATED_DELAY": "1",
+        "IMAGE_CACHE_LEASE_SECONDS": str(LEASE),
+        "MAINTENANCE_SIMULATED_DELAY": "1",
+        "MAINTENANCE_CONCURRENCY": "1",
+        "MAINTENANCE_LEASE_SECONDS": str(LEASE),
+        "BEAT_LEASE_SECONDS": "6",
+    }
+    env = stack_env(tmp_path, database.url, f"redis://{redis.netloc}/{REDIS_DB}", settings)
+    processes = Processes(tmp_path, env)
+    try:
+        flush_redis(env["CELERY_BROKER_URL"])  # before any worker binds its queue there
+        yield Cluster(processes, nodes=2), processes, database
+    finally:
+        processes.stop_all()
+        database.drop()
+
+
+def sends(text):
+    """(time, task) of each schedule a beat's log says it sent."""
+    return [(datetime.strptime(t, "%Y-%m-%d %H:%M:%S,%f").timestamp(), name) for t, name in SENT.findall(text)]
+
+
+def test_rolling_restarts_and_killed_workers_lose_nothing_under_load(cluster):
+    cluster, processes, database = cluster
+    clock = time.monotonic()
+    took = {}
+    # The nodes and workers start while the migration and the setup run (a
+    # node answers 200 once migrated); the beat once the setup has shortened the drains' period.
+    for node in cluster.nodes:
+        cluster.launch_web(node)
+    workers = {name: cluster.start_worker(name) for name in ("w1", "w2")}
+    processes.run(str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput")
+    script = f"CACHE_HOSTS = {CACHE_HOSTS!r}\nDRAIN_EVERY = {DRAIN_EVERY}\n" + SETUP
+    made = json.loads(
+        processes.run(str(VENV_BIN / "python"), "manage.py", "shell", "-c", script).stdout.split("\n")[-2]
+    )
+    cluster.start_beat("beat1")
+    for node in cluster.nodes:
+        cluster.wait_web(node)
+    url = cluster.start_balancer()
+    wait_until(lambda: "holds the beat lease" in cluster.log("beat1"), 60, "the first beat")
+    cluster.start_beat("beat2")
+    took["started"] = time.monotonic() - clock
+
+    def db(query, *args):
+        with psycopg.connect(database.url.replace("postgres://", "postgresql://")) as conn:
+            return conn.execute(query, args).fetchall()
+
+    def holder(table, job_uuid):
+        """The pid of the worker holding the job (its lease token: host:pid:nonce)."""
+        (worker,) = db(f"SELECT worker FROM aggregates_{table} WHERE uuid = %s", job_uuid)[0]
+        return int(worker.split(":")[1])
+
+    def job(location):
+        return requests.get(location, headers=COMPUTE, timeout=10).json()["job"]
+
+    def kill_holder(table, location):
+        """Kill -9 the worker running the job once it has done one item; the survivors."""
+        wait_until(lambda: job(location)["done"] >= 1, 60, f"the {table} to start")
+        pid = holder(table, job(location)["id"])
+        (name,) = [name for name, worker in workers.items() if worker.pid == pid]
+        os.killpg(pid, signal.SIGKILL)
+        workers.pop(name).wait(10)
+        assert job(location)["status"] == "running"
+        return name
+
+    # Four servers on A, built by the workers.
+    boot = {
+        "server": {
+            "name": "vm",
+            "imageRef": made["image"],
+            "flavorRef": made["flavor"],
+            "availability_zone": "nova:A",
+            "min_count": SERVERS,
+            "max_count": SERVERS,
+            "networks": "none",
+        }
+    }
+    answer = requests.post(url + "/compute/v2.1/servers", json=boot, headers=COMPUTE, timeout=30)
+    assert answer.status_code == 202, answer.text
+
+    def servers():
+        return requests.get(url + "/compute/v2.1/servers/detail", headers=COMPUTE, timeout=10).json()["servers"]
+
+    wait_until(lambda: [s["status"] for s in servers()] == ["ACTIVE"] * SERVERS, 60, "the servers")
+
+    took["booted"] = time.monotonic() - clock
+    load = Load(url, clients=8).start()
+
+    # A worker killed in the middle of a maintenance drain of A; the web node 1 restarted meanwhile.
+    answer = requests.post(
+        url + "/compute/v2.1/os-hosts/A/maintenance", json={"maintenance": {"action": "start"}}, headers=COMPUTE
+    )
+    assert answer.status_code == 202, answer.text
+    drain = answer.headers["Location"]
+    killed = kill_holder("maintenancejob", drain)
+    steps = [cluster.restart_web(cluster.nodes[0])]
+    drained = wait_until(lambda: (j := job(drain))["status"] != "running" and j, 90, "the drain to finish")
+    (survivor,) = workers
+    assert holder("maintenancejob", drained["id"]) == workers[survivor].pid
+
+    # The killed worker comes back (as its unit restarts it); the worker running a pre-cache job is killed.
+    workers[f"{killed}-again"] = cluster.start_worker(f"{killed}-again")
+    answer = requests.post(
+        f"{url}/compute/v2.1/os-aggregates/{made['cache']}/images",
+        json={"cache": [{"id": made["image"]}]},
+        headers={**ADMIN, "OpenStack-API-Version": "compute 2.81"},
+        timeout=30,
+    )
+    assert answer.status_code == 202, answer.text
+    precache = answer.headers["Location"]
+    kill_holder("imagecachejob", precache)
+    steps.append(cluster.restart_web(cluster.nodes[1]))
+    cached = wait_until(lambda: (j := job(precache))["status"] != "running" and j, 90, "the pre-cache to finish")
+    (other,) = workers
+    assert holder("imagecachejob", cached["id"]) == workers[other].pid
+
+    result = load.stop()
+    took["jobs and restarts"] = time.monotonic() - clock
+    print(f"\nunder load: {result.summary()}; rolling restarts (s): {steps}; since start (s): {took}")
+    assert result.failures == [], result.failures[:10]
+    assert result.requests > 50
+
+    # Nothing lost, nothing done twice: each server moved once, off A; each host cached once.
+    assert drained["status"] == "completed" and drained["done"] == SERVERS, drained
+    assert {s["status"] for s in drained["servers"]} == {"moved"}
+    hosts = Counter(s["OS-EXT-SRV-ATTR:host"] for s in servers())
+    assert sum(hosts.values()) == SERVERS and set(hosts) <= {"B", "C"}, hosts
+    migrations = requests.get(url + "/compute/v2.1/os-migrations", headers=COMPUTE, timeout=10).json()["migrations"]
+    assert sorted(Counter(m["instance_uuid"] for m in migrations).values()) == [1] * SERVERS, migrations
+    moved = db("SELECT payload FROM aggregates_event WHERE event_type = 'compute.maintenance.progress'")
+    assert sorted(Counter(p["server"]["id"] for (p,) in moved).values()) == [1] * SERVERS
+    assert cached["status"] == "completed" and cached["done"] == len(CACHE_HOSTS), cached
+    for host in CACHE_HOSTS:
+        assert (processes.workdir / "host-cache" / host / made["image"]).exists()
+    events = Counter(
+        t for (t,) in db("SELECT event_type FROM aggregates_event WHERE event_type LIKE 'aggregate.cache_images.%%'")
+    )
+    assert events == {
+        "aggregate.cache_images.start": 1,
+        "aggregate.cache_images.progress": len(CACHE_HOSTS),
+        "aggregate.cache_images.end": 1,
+    }, events
+
+    # One beat sent the schedules; the second waited the whole time; no schedule was sent twice.
+    assert "waits" in cluster.log("beat2") and sends(cluster.log("beat2")) == []
+    by_task: dict[str, list[float]] = {}
+    for at, name in sends(cluster.log("beat1")):
+        by_task.setdefault(name, []).append(at)
+    assert len(by_task["corral.maintenance.drain"]) >= 2, by_task
+    for name, times in by_task.items():
+        gaps = [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
+        assert all(gap >= DRAIN_EVERY * 0.5 for gap in gaps), (name, gaps)
