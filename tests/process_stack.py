@@ -120,7 +120,8 @@ class _Database:
             "password": settings.get("PASSWORD") or None,
         }
         self.name = f"{settings['NAME']}_{label}"[:63]
-        self._admin(f'DROP DATABASE IF EXISTS "{self.name}"', f'CREATE DATABASE "{self.name}"')
+        # FORCE: a run killed before its teardown may have left processes connected.
+        self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)', f'CREATE DATABASE "{self.name}"')
         auth = self.server["user"] + (f":{self.server['password']}" if self.server["password"] else "")
         self.url = f"postgres://{auth}@{self.server['host']}:{self.server['port']}/{self.name}"
 
