@@ -119,7 +119,6 @@ def running(tmp_path_factory):
         "MAINTENANCE_SIMULATED_DELAY": "1",
         "MAINTENANCE_CONCURRENCY": "1",
         "MAINTENANCE_LEASE_SECONDS": str(LEASE),
-        "BEAT_LEASE_SECONDS": "6",
         "SERVICE_DOWN_TIME": "3600",  # no agent heartbeats the hosts: they stay up the whole test
     }
     env = stack_env(workdir, database.url, f"redis://{urlsplit(broker).netloc}/{REDIS_DB}", settings)
