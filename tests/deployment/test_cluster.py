@@ -260,6 +260,16 @@ def test_rolling_restarts_and_killed_workers_lose_nothing_under_load(running):
     assert sum(hosts.values()) == SERVERS and set(hosts) <= {"B", "C"}, hosts
     migrations = requests.get(url + "/compute/v2.1/os-migrations", headers=COMPUTE, timeout=10).json()["migrations"]
     assert sorted(Counter(m["instance_uuid"] for m in migrations).values()) == [1] * SERVERS, migrations
+    # Each server's allocation followed it: none left on A, every one on B or C.
+    placement = {"OpenStack-API-Version": "placement 1.28"}
+    vcpus = {}
+    for host in ("A", "B", "C"):
+        (provider,) = running.get(f"/placement/resource_providers?name={host}", **placement).json()[
+            "resource_providers"
+        ]
+        usages = running.get(f"/placement/resource_providers/{provider['uuid']}/usages", **placement).json()
+        vcpus[host] = usages["usages"].get("VCPU", 0)
+    assert vcpus["A"] == 0 and vcpus["B"] + vcpus["C"] == 2 * SERVERS, vcpus
     moved = db("SELECT payload FROM aggregates_event WHERE event_type = 'compute.maintenance.progress'")
     assert sorted(Counter(p["server"]["id"] for (p,) in moved).values()) == [1] * SERVERS
     assert cached["status"] == "completed" and cached["done"] == len(CACHE_HOSTS), cached
