@@ -75,8 +75,9 @@ class PinRow:
     def image_name(self) -> str | None:
         return self.image.name if self.image else None
 
-    def count(self, state: str) -> int:
-        return sum(1 for h in self.hosts if h.state == state)
+    @property
+    def on_every_host(self) -> bool:
+        return bool(self.hosts) and all(h.state == CACHED for h in self.hosts)
 
 
 @dataclass
