@@ -322,6 +322,19 @@ def _adopt_replacements(caller: Caller, aggregate: Aggregate) -> list[str]:
     return adopted
 
 
+def _drop_deleted(caller: Caller, aggregate: Aggregate) -> list[str]:
+    """Unpin the images deleted from the image service (the hosts may evict them)."""
+    pins = pins_of(aggregate.id)
+    existing = set(Image.objects.filter(pk__in=[p.image_id for p in pins]).values_list("pk", flat=True))
+    dropped = []
+    for pin in pins:
+        if pin.image_id not in existing:
+            with transaction.atomic():
+                _unpin(caller, aggregate, pin, reason="the image was deleted")
+            dropped.append(str(pin.image_id))
+    return dropped
+
+
 def _retire_replaced(caller: Caller, aggregate: Aggregate) -> list[str]:
     """Unpin each image whose replacement every member host has cached."""
     retired: list[str] = []
@@ -368,7 +381,7 @@ def _in_parallel(work: Any, targets: list[HostTarget]) -> list[Any]:
 
 def recheck(caller: Caller, aggregate_id: int, hosts: Sequence[str] | None = None) -> Recheck:
     """Re-check the aggregate's hosts (all, or ``hosts`` among them): adopt
-    replacements, ask each up host's cache what it holds, unpin what every
+    replacements, unpin deleted images, ask each up host's cache what it holds, unpin what every
     host has replaced, tell each host its whole pinned set, and start one
     job caching, on the hosts that answered, the pinned images they lack
     (and no job is caching already). Safe to run again at any point: it
@@ -380,10 +393,10 @@ def recheck(caller: Caller, aggregate_id: int, hosts: Sequence[str] | None = Non
         if unknown:
             raise Invalid(f"Host {unknown[0]} is not in aggregate {aggregate.name}.", field="hosts")
     chosen = list(hosts) if hosts is not None else members
-    done = Recheck(adopted=_adopt_replacements(caller, aggregate))
+    done = Recheck(retired=_drop_deleted(caller, aggregate), adopted=_adopt_replacements(caller, aggregate))
     pins = pins_of(aggregate.id)
     if not pins or not chosen:
-        done.retired = _retire_replaced(caller, aggregate)
+        done.retired += _retire_replaced(caller, aggregate)
         return done
     driver = drivers.load_driver()
     targets = _targets(chosen)
@@ -420,7 +433,7 @@ def recheck(caller: Caller, aggregate_id: int, hosts: Sequence[str] | None = Non
                 CacheCheck.objects.update_or_create(
                     host=host, image_id=image_id, defaults={"state": state, "reason": reason, "checked_at": now}
                 )
-    done.retired = _retire_replaced(caller, aggregate)
+    done.retired += _retire_replaced(caller, aggregate)
 
     pinned = _pins_by_host(list(held))
 

@@ -257,3 +257,16 @@ def test_the_beat_task_rechecks_every_aggregate(admin_api, make_aggregate, image
     assert tasks.recheck_pins.delay().get() == {"aggregates": 1, "jobs": 1, "failed": 0}
     run_queued()
     assert (host_cache_dir("h1") / str(image.id)).is_file()
+
+
+def test_a_deleted_image_shows_an_error_then_is_unpinned(admin_api, agg, image, system):
+    from aggregates.images import services as image_services
+
+    pin(admin_api, agg.id, image.id)
+    run_queued()
+    image_services.delete_image(system, str(image.id))
+    hosts = admin_api.get(pins_url(agg.id)).json()["pinned_images"][0]["hosts"]
+    assert {(h["state"], h["reason"]) for h in hosts} == {("error", "the image no longer exists")}
+    body = recheck(admin_api, agg.id).json()["recheck"]
+    assert body["unpinned"] == [str(image.id)] and body["job_id"] is None
+    assert states(admin_api, agg.id) == {}
