@@ -270,3 +270,20 @@ def test_a_deleted_image_shows_an_error_then_is_unpinned(admin_api, agg, image, 
     body = recheck(admin_api, agg.id).json()["recheck"]
     assert body["unpinned"] == [str(image.id)] and body["job_id"] is None
     assert states(admin_api, agg.id) == {}
+
+
+def test_the_management_command_rechecks(admin_api, agg, image):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    pin(admin_api, agg.id, image.id)
+    run_queued()
+    (host_cache_dir("h1") / str(image.id)).unlink()
+    out = StringIO()
+    call_command("recheck_pinned_images", "--aggregate", str(agg.id), stdout=out)
+    assert "2 host(s) answered; job " in out.getvalue()
+    call_command("recheck_pinned_images", stdout=out)
+    assert "Re-checked 1 aggregate(s): 0 job(s) started, 0 failed." in out.getvalue()  # the job is queued already
+    with pytest.raises(CommandError, match="could not be found"):
+        call_command("recheck_pinned_images", "--aggregate", "9999")
