@@ -253,8 +253,19 @@ def _pin(caller: Caller, aggregate: Aggregate, image: Image, replaces: uuid.UUID
     )
     hosts = aggregate_services.hosts_of(aggregate)
     if hosts:
+        _note(hosts, [image.id])
         services.create_job(caller, aggregate, {h: [image] for h in hosts}, [image], JOB_LABEL, pinned=True)
     return pin
+
+
+def _note(hosts: Sequence[str], image_ids: Sequence[uuid.UUID]) -> None:
+    """A check row for each (host, image) that has none yet ("not checked
+    yet"): the hosts told of a pin are known, so a host that leaves the
+    aggregate is told it no longer holds it (``release_stale_pins``)."""
+    CacheCheck.objects.bulk_create(
+        [CacheCheck(host=h, image_id=i, state=MISSING, reason="not checked yet") for h in hosts for i in image_ids],
+        ignore_conflicts=True,
+    )
 
 
 def unpin_image(caller: Caller, aggregate_id: int, image_id: str) -> None:
@@ -284,6 +295,7 @@ def on_host_joined(sender: object, *, aggregate: Aggregate, host: str, caller: C
     image_ids = [p.image_id for p in pins_of(aggregate.id)]
     images = list(Image.objects.filter(pk__in=image_ids, status=Image.ACTIVE))
     if images:
+        _note([host], [image.id for image in images])
         services.create_job(caller, aggregate, {host: images}, images, JOB_LABEL, pinned=True)
 
 
@@ -475,13 +487,50 @@ def _recache(caller: Caller, aggregate: Aggregate, hosts: list[str], held: dict[
         return services.create_job(caller, aggregate, plan, used, JOB_LABEL, pinned=True)
 
 
+def release_stale_pins(skip: Sequence[str] = ()) -> int:
+    """Hosts that were told of pins no longer theirs (the host left the
+    aggregate, the image was unpinned) are told their whole pinned set
+    again (``skip``: hosts just told), and those check rows go once told;
+    the number of hosts told."""
+    pairs = list(CacheCheck.objects.values_list("host", "image_id"))
+    hosts = sorted({h for h, _ in pairs})
+    pinned = _pins_by_host(hosts)
+    stale: dict[str, list[uuid.UUID]] = defaultdict(list)
+    for host, image_id in pairs:
+        if str(image_id) not in pinned[host]:
+            stale[host].append(image_id)
+    if not stale:
+        return 0
+    driver = drivers.load_driver()
+    told = set(skip)
+    targets = _targets([h for h in stale if h not in told])
+
+    def tell(target: HostTarget) -> tuple[str, bool]:
+        try:
+            driver.set_pinned(target, pinned[target.host])
+            return target.host, True
+        except Exception as exc:  # noqa: BLE001 - one silent host must not hide the others
+            log.info("Pinned images of host %s not told (tried again later): %s", target.host, exc)
+            return target.host, False
+
+    told |= {host for host, ok in _in_parallel(tell, list(targets.values())) if ok}
+    told |= {h for h in stale if h not in targets}  # no compute node left: nobody to tell
+    for host in told & set(stale):
+        CacheCheck.objects.filter(host=host, image_id__in=stale[host]).delete()
+    return len((told - set(skip)) & set(stale))
+
+
 def recheck_all() -> dict[str, int]:
-    """The beat's re-check of every aggregate that pins images."""
+    """The beat's re-check of every aggregate that pins images, then the
+    hosts told of pins no longer theirs."""
     counts = {"aggregates": 0, "jobs": 0, "failed": 0}
+    rechecked: set[str] = set()
     for aggregate_id in PinnedImage.objects.values_list("aggregate_id", flat=True).distinct().order_by("aggregate_id"):
         counts["aggregates"] += 1
         try:
-            if recheck(_system(), aggregate_id).job is not None:
+            done = recheck(_system(), aggregate_id)
+            rechecked |= set(done.asked)
+            if done.job is not None:
                 counts["jobs"] += 1
         except (DriverUnavailable, NotFound) as exc:
             counts["failed"] += 1
@@ -489,4 +538,8 @@ def recheck_all() -> dict[str, int]:
         except Exception:  # noqa: BLE001 - one aggregate's failure must not stop the others
             counts["failed"] += 1
             log.exception("Re-check of the pinned images of aggregate %s failed", aggregate_id)
+    try:
+        counts["released"] = release_stale_pins(skip=sorted(rechecked))
+    except DriverUnavailable as exc:
+        log.warning("Stale pins not released: %s", exc.message)
     return counts

@@ -254,7 +254,7 @@ def test_the_beat_task_rechecks_every_aggregate(admin_api, make_aggregate, image
     pin(admin_api, first.id, image.id)
     run_queued()
     (host_cache_dir("h1") / str(image.id)).unlink()
-    assert tasks.recheck_pins.delay().get() == {"aggregates": 1, "jobs": 1, "failed": 0}
+    assert tasks.recheck_pins.delay().get() == {"aggregates": 1, "jobs": 1, "failed": 0, "released": 0}
     run_queued()
     assert (host_cache_dir("h1") / str(image.id)).is_file()
 
@@ -287,3 +287,24 @@ def test_the_management_command_rechecks(admin_api, agg, image):
     assert "Re-checked 1 aggregate(s): 0 job(s) started, 0 failed." in out.getvalue()  # the job is queued already
     with pytest.raises(CommandError, match="could not be found"):
         call_command("recheck_pinned_images", "--aggregate", "9999")
+
+
+def test_a_host_that_leaves_is_told_its_pins_are_gone(admin_api, agg, image, make_host, monkeypatch):
+    from aggregates.precache import drivers, pins
+
+    told = []
+    monkeypatch.setattr(drivers.InProcessDriver, "set_pinned", lambda self, host, ids: told.append((host.host, ids)))
+    make_host("h3")
+    admin_api.post(f"/os-aggregates/{agg.id}/action", {"add_host": {"host": "h3"}})
+    pin(admin_api, agg.id, image.id)
+    run_queued()
+    # h3 leaves before any re-check: it was told of the pin by its job, so it is told again.
+    assert admin_api.post(f"/os-aggregates/{agg.id}/action", {"remove_host": {"host": "h3"}}).status_code == 200
+    counts = pins.recheck_all()
+    assert counts["released"] == 1
+    assert ("h3", []) in told
+    assert sorted((h, ids) for h, ids in told if h != "h3") == [("h1", [str(image.id)]), ("h2", [str(image.id)])]
+    assert not CacheCheck.objects.filter(host="h3").exists()
+    told.clear()
+    assert pins.recheck_all()["released"] == 0
+    assert "h3" not in {h for h, _ in told}
