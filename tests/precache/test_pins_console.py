@@ -56,6 +56,8 @@ def test_pin_see_states_retry_and_unpin(admin_client, make_aggregate, make_image
     assert response.status_code == 302
     job = ImageCacheJob.objects.get(status="queued")
     assert list(job.host_items.values_list("host", flat=True)) == ["h2"]
+    job_page = admin_client.get(f"/images/cache-jobs/{job.uuid}/").content.decode()
+    assert f'(<a href="{url}">pinned images</a>)' in job_page
     run_queued()
     assert (host_cache_dir("h2") / str(image.id)).is_file()
 
