@@ -113,8 +113,16 @@ class ImageCache:
         if not self.limit_bytes:
             return []
         kept = self.pins() | set(keep)
-        files = [p for p in self.directory.iterdir() if valid_image_id(p.name) and p.is_file()]
-        sizes = {p.name: p.stat().st_size for p in files}
+        sizes: dict[str, int] = {}
+        files = []
+        for path in self.directory.iterdir():
+            if not valid_image_id(path.name):
+                continue
+            try:
+                sizes[path.name] = path.stat().st_size
+            except OSError:
+                continue  # removed meanwhile
+            files.append(path)
         total = sum(sizes.values())
         evicted: list[str] = []
         for path in sorted((p for p in files if p.name not in kept), key=self._last_used):
