@@ -66,6 +66,17 @@ urlpatterns = [
     path("resource-providers/", placement_views.provider_list, name="providers"),
     path("resource-providers/<str:uuid>/", placement_views.provider_detail, name="provider"),
     path("aggregates/<int:aggregate_id>/cache-images/", precache_views.aggregate_cache, name="aggregate_cache"),
+    path("aggregates/<int:aggregate_id>/pinned-images/", precache_views.aggregate_pins, name="aggregate_pins"),
+    path(
+        "aggregates/<int:aggregate_id>/pinned-images/recheck/",
+        precache_views.aggregate_pins_recheck,
+        name="aggregate_pins_recheck",
+    ),
+    path(
+        "aggregates/<int:aggregate_id>/pinned-images/<uuid:image_id>/unpin/",
+        precache_views.aggregate_unpin,
+        name="aggregate_unpin",
+    ),
     path(
         "aggregates/<int:aggregate_id>/cache-schedules/",
         precache_views.schedule_create,
