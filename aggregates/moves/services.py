@@ -358,3 +358,14 @@ def in_progress_live_migration(caller: Caller, server_uuid: str, migration_id: i
 def migrations_of(server: Server) -> list[ServerMigration]:
     """Every migration of a server, newest first (the console)."""
     return list(ServerMigration.objects.filter(server=server).select_related("decision").order_by("-created_at", "-id"))
+
+
+def resize_source(server: Server) -> str | None:
+    """The host a server in VERIFY_RESIZE came from (its migration's, which
+    holds it until confirmed or reverted; the console)."""
+    return (
+        ServerMigration.objects.filter(server=server, status=ServerMigration.FINISHED)
+        .order_by("-created_at", "-id")
+        .values_list("source_compute", flat=True)
+        .first()
+    )
