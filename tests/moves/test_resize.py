@@ -9,6 +9,7 @@ refusals; a resize no host can take leaving the server as it was."""
 import pytest
 
 from aggregates.hosts.models import Service
+from aggregates.moves import tasks
 from aggregates.moves.models import ServerMigration
 from aggregates.servers.models import Server
 from tests.plugins.api import ApiClient
@@ -237,3 +238,15 @@ def test_refusals(resizable, cloud, member_api, token_for):
     Service.objects.update(forced_down=False)
     body = {"resize": {"flavorRef": big.flavorid, "OS-DCF:diskConfig": "MANUAL"}}
     assert act(member_api, server, body).status_code == 202
+
+
+def test_the_confirm_window_confirms_a_resize_too(resizable, cloud, member_api, settings):
+    nodes, small, big, image = resizable
+    server = boot(member_api, small, image)
+    source = server.host
+    assert resize(member_api, server, big).status_code == 202
+    settings.RESIZE_CONFIRM_WINDOW = 60
+    ServerMigration.objects.update(updated_at=ServerMigration.objects.get().updated_at.replace(year=2020))
+    assert tasks.confirm_resizes() == 1
+    assert shown(member_api, server)["status"] == "ACTIVE"
+    assert usages(cloud, nodes[source]) == ZERO
