@@ -29,7 +29,7 @@ def delete_schedule(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("aggregates", "0020_leases"),
+        ("aggregates", "0021_pinned_images"),
         ("django_celery_beat", "0019_alter_periodictasks_options"),
     ]
 
