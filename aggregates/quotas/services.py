@@ -185,6 +185,11 @@ def usage(project_id: str, user_id: str | None = None) -> dict[str, int]:
     return used
 
 
+def counted_resources() -> frozenset[str]:
+    """The resources whose usage Corral counts (the others show as 0, as Nova's key pairs)."""
+    return frozenset(SERVER_RESOURCES) | (frozenset(_COUNTERS) - frozenset(NEVER_SHOWN_USED))
+
+
 @dataclass
 class QuotaDetail:
     limit: int
