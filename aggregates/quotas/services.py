@@ -532,20 +532,30 @@ def check_boot(project_id: str, user_id: str | None, vcpus: int, ram: int, min_c
     raise QuotaExceeded(_too_many(over, requested), over.overs)
 
 
-def resize_deltas(old_flavor: Mapping[str, int], new_flavor: Mapping[str, int]) -> dict[str, int]:
+FlavorSize = Mapping[str, Any] | Any
+
+
+def _size(flavor: FlavorSize) -> tuple[int, int]:
+    """(vcpus, MiB of RAM) of a server's flavor snapshot ({"vcpus", "ram"}) or a Flavor."""
+    if isinstance(flavor, Mapping):
+        return int(flavor["vcpus"]), int(flavor["ram"] if "ram" in flavor else flavor["memory_mb"])
+    return int(flavor.vcpus), int(flavor.memory_mb)
+
+
+def resize_deltas(old_flavor: FlavorSize, new_flavor: FlavorSize) -> dict[str, int]:
     """Nova's upsize_quota_delta: the cores and ram a resize adds (only
-    what grows). Flavors as the server keeps them: {"vcpus", "ram"}."""
+    what grows). Each flavor is a server's snapshot ({"vcpus", "ram"}) or a
+    Flavor (vcpus, memory_mb)."""
+    (old_vcpus, old_ram), (new_vcpus, new_ram) = _size(old_flavor), _size(new_flavor)
     deltas = {}
-    if new_flavor["vcpus"] - old_flavor["vcpus"] > 0:
-        deltas["cores"] = new_flavor["vcpus"] - old_flavor["vcpus"]
-    if new_flavor["ram"] - old_flavor["ram"] > 0:
-        deltas["ram"] = new_flavor["ram"] - old_flavor["ram"]
+    if new_vcpus - old_vcpus > 0:
+        deltas["cores"] = new_vcpus - old_vcpus
+    if new_ram - old_ram > 0:
+        deltas["ram"] = new_ram - old_ram
     return deltas
 
 
-def check_resize(
-    project_id: str, user_id: str | None, old_flavor: Mapping[str, int], new_flavor: Mapping[str, int]
-) -> None:
+def check_resize(project_id: str, user_id: str | None, old_flavor: FlavorSize, new_flavor: FlavorSize) -> None:
     """Inside the resize's transaction: 403 (Nova's "Quota exceeded for
     cores: Requested 2, but already used 20 of 20 cores") when the upsize
     does not fit; a downsize or the same size always does."""

@@ -5,6 +5,7 @@ from a refused check, and the resize delta."""
 import pytest
 from django.db import transaction
 
+from aggregates.flavors.models import Flavor
 from aggregates.identity import services as identity
 from aggregates.quotas import services as quotas
 
@@ -47,6 +48,7 @@ def test_resize_deltas_and_check(project, system):
     assert quotas.resize_deltas(small, large) == {"cores": 29}
     assert quotas.resize_deltas(large, small) == {"ram": 256}
     assert quotas.resize_deltas(small, small) == {}
+    assert quotas.resize_deltas(small, Flavor(vcpus=2, memory_mb=1024)) == {"cores": 1, "ram": 512}
     with pytest.raises(quotas.QuotaExceeded) as refused:
         quotas.check_resize(project, None, small, large)
     assert refused.value.message == "Quota exceeded for cores: Requested 29, but already used 0 of 20 cores"
