@@ -367,3 +367,22 @@ class MaintenanceItemAdmin(ReadOnlyAdmin):
 class LeaseAdmin(ReadOnlyAdmin):
     list_display = ("name", "holder", "expires_at")
     search_fields = ("name", "holder")
+
+
+# Quotas change through os-quota-sets and the console (their checks against usage).
+@admin.register(models.ProjectQuota)
+class ProjectQuotaAdmin(ReadOnlyAdmin):
+    list_display = ("project_id", "user_id", "resource", "hard_limit")
+    search_fields = ("project_id", "user_id", "resource")
+
+
+@admin.register(models.QuotaClassLimit)
+class QuotaClassLimitAdmin(ReadOnlyAdmin):
+    list_display = ("class_name", "resource", "hard_limit")
+    search_fields = ("class_name", "resource")
+
+
+@admin.register(models.ProjectQuotaLock)
+class ProjectQuotaLockAdmin(ReadOnlyAdmin):
+    list_display = ("project_id",)
+    search_fields = ("project_id",)

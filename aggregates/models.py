@@ -25,5 +25,6 @@ from aggregates.precache.models import (  # noqa: F401
     ImageCacheResult,
     PinnedImage,
 )
+from aggregates.quotas.models import ProjectQuota, ProjectQuotaLock, QuotaClassLimit  # noqa: F401
 from aggregates.scheduling.models import SchedulingDecision  # noqa: F401
 from aggregates.servers.models import InstanceAction, InstanceActionEvent, Server, ServerTag  # noqa: F401

@@ -33,7 +33,6 @@ METADATA_ITEM_BODY = {
     "required": ["meta"],
     "additionalProperties": False,
 }
-MAX_METADATA_ITEMS = 128  # Nova's metadata_items quota
 boolean: dict[str, Any] = {
     "type": ["boolean", "string"],
     "enum": [

@@ -59,81 +59,16 @@ def run_one(args):
     import django
 
     django.setup()
-    from django.core.management import call_command
     from django.db import connection
-    from django.utils import timezone
 
-    from aggregates.flavors.models import Flavor, FlavorExtraSpec
-    from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
-    from aggregates.hosts.models import ComputeNode, Service
     from aggregates.images.models import Image
     from aggregates.placement_client import client
+    from aggregates.quotas.models import ProjectQuota
     from aggregates.scheduling import engine, services
     from aggregates.servers.models import Server
-    from placement import models as pm
-    from placement.standards import sync_standard_names
 
-    call_command("migrate", verbosity=0)
-    sync_standard_names()
-    rng = random.Random(7)
-    n = args.hosts[0]
     started = time.monotonic()
-    now = timezone.now()
-    services_rows = Service.objects.bulk_create(
-        [Service(host=f"cn{i:05d}", binary="nova-compute", last_seen_up=now) for i in range(n)]
-    )
-    nodes = ComputeNode.objects.bulk_create(
-        [
-            ComputeNode(service=s, host=s.host, hypervisor_hostname=s.host, vcpus=64, memory_mb=262144, local_gb=4000)
-            for s in services_rows
-        ]
-    )
-    providers = pm.ResourceProvider.objects.bulk_create(
-        [pm.ResourceProvider(uuid=str(node.uuid), name=node.hypervisor_hostname) for node in nodes]
-    )
-    pm.ResourceProvider.objects.update(root_id=models_f("id"))
-    classes = {rc.name: rc for rc in pm.ResourceClass.objects.filter(name__in=["VCPU", "MEMORY_MB", "DISK_GB"])}
-    pm.Inventory.objects.bulk_create(
-        [
-            pm.Inventory(resource_provider=rp, resource_class=classes[name], total=total, allocation_ratio=ratio)
-            for rp in providers
-            for name, total, ratio in (("VCPU", 64, 4.0), ("MEMORY_MB", 262144, 1.0), ("DISK_GB", 4000, 1.0))
-        ],
-        batch_size=5000,
-    )
-    aggregates = Aggregate.objects.bulk_create([Aggregate(name=f"agg{i:03d}") for i in range(args.aggregates)])
-    zones, others = aggregates[:10], aggregates[10:]
-    metadata = [AggregateMetadata(aggregate=a, key="availability_zone", value=f"az{i}") for i, a in enumerate(zones)]
-    for i, aggregate in enumerate(others):
-        metadata.append(AggregateMetadata(aggregate=aggregate, key="ssd", value="true" if i % 2 else "false"))
-        if i % 10 == 0:
-            metadata.append(AggregateMetadata(aggregate=aggregate, key="filter_tenant_id", value=f"tenant{i}"))
-        if i % 7 == 0:
-            metadata.append(AggregateMetadata(aggregate=aggregate, key="max_instances_per_host", value="40"))
-        if i % 5 == 0:
-            metadata.append(AggregateMetadata(aggregate=aggregate, key="ram_weight_multiplier", value="2.0"))
-        if i % 13 == 0:
-            metadata.append(AggregateMetadata(aggregate=aggregate, key="instance_type", value="m1.small,ssd.large"))
-    AggregateMetadata.objects.bulk_create(metadata)
-    placement_aggregates = {a.id: pm.PlacementAggregate.objects.create(uuid=str(a.uuid)) for a in aggregates}
-    members = []
-    for index, node in enumerate(nodes):
-        members.append((zones[index % len(zones)], node))
-        for aggregate in rng.sample(others, 2):
-            members.append((aggregate, node))
-    AggregateHost.objects.bulk_create([AggregateHost(aggregate=a, host=node.host) for a, node in members], 5000)
-    by_uuid = {rp.uuid: rp for rp in providers}
-    pm.ResourceProviderAggregate.objects.bulk_create(
-        [
-            pm.ResourceProviderAggregate(
-                resource_provider=by_uuid[str(node.uuid)], aggregate=placement_aggregates[a.id]
-            )
-            for a, node in members
-        ],
-        batch_size=5000,
-    )
-    flavor = Flavor.objects.create(flavorid="ssd.large", name="ssd.large", vcpus=2, memory_mb=4096, root_gb=20)
-    FlavorExtraSpec.objects.create(flavor=flavor, key="aggregate_instance_extra_specs:ssd", value="true")
+    flavor = build_cloud(args.hosts[0], args.aggregates)
     built = time.monotonic() - started
 
     spec = services.request_spec_for(flavor, None, "tenant-x", "bench", availability_zone="az3")
@@ -153,6 +88,10 @@ def run_one(args):
 
     image = Image.objects.create(
         name="cirros", status=Image.ACTIVE, visibility=Image.PUBLIC, disk_format="qcow2", container_format="bare"
+    )
+    # The boots' project (noauth2's admin) gets limits its --boots never reach: quotas stay checked.
+    ProjectQuota.objects.bulk_create(
+        [ProjectQuota(project_id="admin", resource=name, hard_limit=10**9) for name in ("instances", "cores", "ram")]
     )
     boots = {}
     for reuse_seconds in (0.0, args.reuse_seconds):
@@ -191,7 +130,7 @@ def run_one(args):
         }
 
     return {
-        "hosts": n,
+        "hosts": args.hosts[0],
         "aggregates": args.aggregates,
         "build_seconds": round(built, 1),
         "candidates": decision.candidates,
@@ -201,6 +140,83 @@ def run_one(args):
         "overcommitted_provider_classes": overcommitted,
         "load_average": os.getloadavg(),
     }
+
+
+def build_cloud(n, aggregate_count):
+    """Migrate this process's database (Django set up) and fill it in bulk:
+    n compute hosts (64 vCPU at ratio 4, 256 GiB, 4 TB), each a placement
+    provider; ten zone aggregates; the other aggregates with metadata every
+    aggregate filter reads, each host in two of them, mirrored into
+    placement. Returns the ssd.large flavor (its extra spec asks for ssd)."""
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    from aggregates.flavors.models import Flavor, FlavorExtraSpec
+    from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
+    from aggregates.hosts.models import ComputeNode, Service
+    from placement import models as pm
+    from placement.standards import sync_standard_names
+
+    call_command("migrate", verbosity=0)
+    sync_standard_names()
+    rng = random.Random(7)
+    now = timezone.now()
+    services_rows = Service.objects.bulk_create(
+        [Service(host=f"cn{i:05d}", binary="nova-compute", last_seen_up=now) for i in range(n)]
+    )
+    nodes = ComputeNode.objects.bulk_create(
+        [
+            ComputeNode(service=s, host=s.host, hypervisor_hostname=s.host, vcpus=64, memory_mb=262144, local_gb=4000)
+            for s in services_rows
+        ]
+    )
+    providers = pm.ResourceProvider.objects.bulk_create(
+        [pm.ResourceProvider(uuid=str(node.uuid), name=node.hypervisor_hostname) for node in nodes]
+    )
+    pm.ResourceProvider.objects.update(root_id=models_f("id"))
+    classes = {rc.name: rc for rc in pm.ResourceClass.objects.filter(name__in=["VCPU", "MEMORY_MB", "DISK_GB"])}
+    pm.Inventory.objects.bulk_create(
+        [
+            pm.Inventory(resource_provider=rp, resource_class=classes[name], total=total, allocation_ratio=ratio)
+            for rp in providers
+            for name, total, ratio in (("VCPU", 64, 4.0), ("MEMORY_MB", 262144, 1.0), ("DISK_GB", 4000, 1.0))
+        ],
+        batch_size=5000,
+    )
+    aggregates = Aggregate.objects.bulk_create([Aggregate(name=f"agg{i:03d}") for i in range(aggregate_count)])
+    zones, others = aggregates[:10], aggregates[10:]
+    metadata = [AggregateMetadata(aggregate=a, key="availability_zone", value=f"az{i}") for i, a in enumerate(zones)]
+    for i, aggregate in enumerate(others):
+        metadata.append(AggregateMetadata(aggregate=aggregate, key="ssd", value="true" if i % 2 else "false"))
+        if i % 10 == 0:
+            metadata.append(AggregateMetadata(aggregate=aggregate, key="filter_tenant_id", value=f"tenant{i}"))
+        if i % 7 == 0:
+            metadata.append(AggregateMetadata(aggregate=aggregate, key="max_instances_per_host", value="40"))
+        if i % 5 == 0:
+            metadata.append(AggregateMetadata(aggregate=aggregate, key="ram_weight_multiplier", value="2.0"))
+        if i % 13 == 0:
+            metadata.append(AggregateMetadata(aggregate=aggregate, key="instance_type", value="m1.small,ssd.large"))
+    AggregateMetadata.objects.bulk_create(metadata)
+    placement_aggregates = {a.id: pm.PlacementAggregate.objects.create(uuid=str(a.uuid)) for a in aggregates}
+    members = []
+    for index, node in enumerate(nodes):
+        members.append((zones[index % len(zones)], node))
+        for aggregate in rng.sample(others, 2):
+            members.append((aggregate, node))
+    AggregateHost.objects.bulk_create([AggregateHost(aggregate=a, host=node.host) for a, node in members], 5000)
+    by_uuid = {rp.uuid: rp for rp in providers}
+    pm.ResourceProviderAggregate.objects.bulk_create(
+        [
+            pm.ResourceProviderAggregate(
+                resource_provider=by_uuid[str(node.uuid)], aggregate=placement_aggregates[a.id]
+            )
+            for a, node in members
+        ],
+        batch_size=5000,
+    )
+    flavor = Flavor.objects.create(flavorid="ssd.large", name="ssd.large", vcpus=2, memory_mb=4096, root_gb=20)
+    FlavorExtraSpec.objects.create(flavor=flavor, key="aggregate_instance_extra_specs:ssd", value="true")
+    return flavor
 
 
 def http_boots(args, flavor, image, reuse_seconds):

@@ -14,6 +14,7 @@ from aggregates.images.api import compute_proxy
 from aggregates.maintenance import api as maintenance
 from aggregates.moves import api as moves
 from aggregates.precache import api as precache
+from aggregates.quotas import api as quotas
 from aggregates.scheduling import api as scheduling
 from aggregates.servers import api as servers
 from aggregates.zones import api as zones
@@ -95,6 +96,12 @@ urlpatterns = [
     path("os-simple-tenant-usage/<str:tenant_id>", servers.TenantUsageView.as_view()),
     path("os-instance_usage_audit_log", servers.AuditLogListView.as_view()),
     path("os-instance_usage_audit_log/<str:before>", servers.AuditLogView.as_view()),
+    # quotas and limits
+    path("os-quota-sets/<str:project_id>", quotas.QuotaSetView.as_view()),
+    path("os-quota-sets/<str:project_id>/detail", quotas.QuotaSetDetailView.as_view()),
+    path("os-quota-sets/<str:project_id>/defaults", quotas.QuotaSetDefaultsView.as_view()),
+    path("os-quota-class-sets/<str:class_name>", quotas.QuotaClassSetView.as_view()),
+    path("limits", quotas.LimitsView.as_view()),
     # scheduling explanations (Corral's own)
     path("os-scheduler-explain", scheduling.SchedulerExplainView.as_view()),
     path("os-scheduler-explain/servers/<str:server_id>", scheduling.ServerDecisionView.as_view()),

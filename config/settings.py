@@ -355,6 +355,24 @@ ALLOW_RESIZE_TO_SAME_HOST = env_bool("ALLOW_RESIZE_TO_SAME_HOST", False)
 # delete is immediate.
 RECLAIM_INSTANCE_INTERVAL = max(0, env_int("RECLAIM_INSTANCE_INTERVAL", 0))
 
+# Quotas (aggregates/quotas): the defaults of every project, Nova's [quota]
+# options of the same names (-1: unlimited); a project's, a user's or the
+# "default" quota class's own limits override them. QUOTA_DRIVER "noop"
+# (Nova's NoopQuotaDriver) checks nothing and shows every limit unlimited.
+QUOTA_DRIVER = os.environ.get("QUOTA_DRIVER", "db")
+if QUOTA_DRIVER not in ("db", "noop"):
+    raise RuntimeError("QUOTA_DRIVER must be 'db' or 'noop'")
+QUOTA_INSTANCES = env_int("QUOTA_INSTANCES", 10)
+QUOTA_CORES = env_int("QUOTA_CORES", 20)
+QUOTA_RAM = env_int("QUOTA_RAM", 50 * 1024)
+QUOTA_METADATA_ITEMS = env_int("QUOTA_METADATA_ITEMS", 128)
+QUOTA_INJECTED_FILES = env_int("QUOTA_INJECTED_FILES", 5)
+QUOTA_INJECTED_FILE_CONTENT_BYTES = env_int("QUOTA_INJECTED_FILE_CONTENT_BYTES", 10 * 1024)
+QUOTA_INJECTED_FILE_PATH_LENGTH = env_int("QUOTA_INJECTED_FILE_PATH_LENGTH", 255)
+QUOTA_KEY_PAIRS = env_int("QUOTA_KEY_PAIRS", 100)
+QUOTA_SERVER_GROUPS = env_int("QUOTA_SERVER_GROUPS", 10)
+QUOTA_SERVER_GROUP_MEMBERS = env_int("QUOTA_SERVER_GROUP_MEMBERS", 10)
+
 # --- Host maintenance (aggregates.maintenance) ------------------------------------
 # Servers a maintenance job moves at the same time (one at a time on SQLite).
 MAINTENANCE_CONCURRENCY = max(1, env_int("MAINTENANCE_CONCURRENCY", 4))

@@ -21,11 +21,17 @@ def fast_test_settings():
     """Tests create many users; a slow hash buys nothing here. And every test
     client builds its own middleware chain: WhiteNoise would index every
     static file each time (about 50 ms a client, a third of a typical API
-    test); in autorefresh mode it finds a file when one is asked for."""
+    test); in autorefresh mode it finds a file when one is asked for.
+    Quotas are enforced everywhere but with limits no other test reaches
+    (tests/quotas set Nova's defaults where they test them)."""
     from django.test.utils import override_settings
 
     with override_settings(
-        PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"], WHITENOISE_AUTOREFRESH=True
+        PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"],
+        WHITENOISE_AUTOREFRESH=True,
+        QUOTA_INSTANCES=10_000,
+        QUOTA_CORES=1_000_000,
+        QUOTA_RAM=1_000_000_000,
     ):
         yield
 

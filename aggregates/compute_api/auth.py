@@ -113,6 +113,9 @@ POLICIES = {
     "os_compute_api:os-migrations:index": "admin",
     "os_compute_api:servers:migrations:index": "admin",
     "os_compute_api:servers:migrations:show": "admin",
+    # quotas: show and detail are for the project's own users too (checked in aggregates.quotas.services)
+    "os_compute_api:os-quota-sets:defaults": "any",
+    "os_compute_api:limits": "any",
     # Keystone's defaults: admins write; readers (Keystone's system readers) read;
     # a user may read itself, its token's project and that project's domain.
     "identity:list_projects": "reader",

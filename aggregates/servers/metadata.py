@@ -1,6 +1,6 @@
 """Server metadata as Nova's server-metadata API changes it: POST merges,
 PUT replaces, one item set or deleted by its key. Nova's rules: at most
-MAX_METADATA_ITEMS items (its metadata_items quota: 403), and changed only
+items as its metadata_items quota allows (403), and changed only
 while the server is active, paused, suspended or stopped, with no task
 running and once it has been launched (409)."""
 
@@ -10,8 +10,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from aggregates.audit import services as events
-from aggregates.errors import Forbidden, Invalid, NotFound
+from aggregates.errors import Invalid, NotFound
 from aggregates.identity.caller import Caller
+from aggregates.quotas import services as quotas
 from aggregates.servers import notifications, services
 from aggregates.servers.models import Server
 
@@ -42,9 +43,9 @@ def check_state(server: Server, action: str, server_ref: str) -> None:
         raise services.invalid_state(action, server_ref, "launched_at", None)
 
 
-def check_quota(metadata: Mapping[str, str]) -> None:
-    if len(metadata) > services.MAX_METADATA_ITEMS:
-        raise Forbidden(f"Maximum number of metadata items exceeds {services.MAX_METADATA_ITEMS}", field="metadata")
+def check_quota(server: Server, metadata: Mapping[str, str]) -> None:
+    """The server's project's metadata_items quota."""
+    quotas.check_metadata_items(server.project_id, len(metadata))
 
 
 def _save(caller: Caller, server: Server, metadata: dict[str, str]) -> None:
@@ -63,7 +64,7 @@ def update_metadata(
             server = services.locked_server(caller, server_uuid)
             new = dict(metadata) if replace else {**(server.metadata or {}), **metadata}
             check_state(server, "update metadata", str(server.uuid))
-            check_quota(new)
+            check_quota(server, new)
             _save(caller, server, new)
     return new
 
@@ -77,7 +78,7 @@ def set_item(caller: Caller, server_uuid: str, key: str, item: Mapping[str, str]
                 raise Invalid("Request body and URI mismatch", field="meta")
             check_state(server, "update metadata", str(server.uuid))
             new = {**(server.metadata or {}), **item}
-            check_quota(new)
+            check_quota(server, new)
             _save(caller, server, new)
     return dict(item)
 

@@ -31,7 +31,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
-from aggregates import after_commit, value_schemas
+from aggregates import after_commit
 from aggregates.audit import services as events
 from aggregates.errors import Conflict, Forbidden, Invalid, NotFound
 from aggregates.flavors import services as flavor_services
@@ -39,6 +39,7 @@ from aggregates.flavors.models import Flavor
 from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity import services as identity
 from aggregates.identity.caller import Caller
+from aggregates.quotas import services as quotas
 from aggregates.scheduling import boot_request
 from aggregates.servers import actions, build, deletion, notifications
 from aggregates.servers.models import (
@@ -53,10 +54,8 @@ from aggregates.value_schemas import MAX_INT, to_bool
 
 log = logging.getLogger(__name__)
 
-# Nova's [quota] metadata_items.
-MAX_METADATA_ITEMS = value_schemas.MAX_METADATA_ITEMS
-# The most servers one request may create (Nova's [quota] instances default is 10;
-# Corral keeps no quotas, only this bound on one request).
+# The most servers one request may create (Corral's own bound on one
+# request, whatever the project's instances quota allows: aggregates/quotas).
 MAX_SERVERS_PER_REQUEST = 100
 MULTI_INSTANCE_NAME = "{name}-{count}"
 FORCED_HOST_POLICY = "os_compute_api:servers:create:forced_host"
@@ -507,8 +506,7 @@ def create_servers(
             raise Invalid("Invalid key_name provided.", field="key_name")  # Corral keeps no key pairs
         access_ips = _access_ip(access_ip_v4, 4, "accessIPv4"), _access_ip(access_ip_v6, 6, "accessIPv6")
         metadata = dict(metadata or {})
-        if len(metadata) > MAX_METADATA_ITEMS:
-            raise Forbidden(f"Maximum number of metadata items exceeds {MAX_METADATA_ITEMS}")
+        quotas.check_metadata_items(caller.project_id, len(metadata))
         if minimum > MAX_SERVERS_PER_REQUEST:
             raise Forbidden(
                 f"Quota exceeded for instances: Requested {minimum}, but at most {MAX_SERVERS_PER_REQUEST} "
@@ -531,6 +529,7 @@ def create_servers(
             "trusted_image_certificates": trusted_image_certificates,
         }
         with transaction.atomic():
+            maximum = quotas.check_boot(caller.project_id, user_id, flavor.vcpus, flavor.memory_mb, minimum, maximum)
             servers = []
             for index in range(maximum):
                 server_name = MULTI_INSTANCE_NAME.format(name=name, count=index + 1) if maximum > 1 else name

@@ -44,6 +44,7 @@ def console_pages():
         "image-create": "/images/new/",
         "projects": "/projects/",
         "project": f"/projects/{Project.objects.get(name='demo').id}/",
+        "project-quotas": f"/projects/{Project.objects.get(name='demo').id}/quotas/",
         "users": "/users/",
         "events": "/events/",
         "search": "/search/?q=az1",

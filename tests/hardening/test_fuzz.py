@@ -15,6 +15,7 @@ from django.conf import settings
 from django.test import Client
 
 from aggregates.hosts.models import Service
+from aggregates.identity.models import Project
 from tests.plugins.api import ApiClient
 from tests.plugins.hostile_payloads import (
     changed_tables,
@@ -64,7 +65,11 @@ def compute_world(admin_api, make_host):
     assert admin_api.post("/flavors", {"flavor": private}).status_code == 200
     admin_api.post("/flavors/fp/action", {"addTenantAccess": {"tenant": "p1"}})
     admin_api.post("/flavors/f1/os-extra_specs", {"extra_specs": {"k": "v"}})
-    return {"aggregate": aggregate_id, "service": str(Service.objects.get(host="node1").uuid)}
+    return {
+        "aggregate": aggregate_id,
+        "service": str(Service.objects.get(host="node1").uuid),
+        "project": Project.objects.get(name="demo").id,
+    }
 
 
 def compute_endpoints(world):
@@ -111,6 +116,8 @@ def compute_endpoints(world):
         ("put", "/os-services/force-down", {"host": "node1", "binary": "nova-compute", "forced_down": True}),
         ("put", f"/os-services/{svc}", {"status": "disabled", "disabled_reason": "r", "forced_down": False}),
         ("post", "/os-host-registrations", {"registration": registration}),
+        ("put", f"/os-quota-sets/{world['project']}", {"quota_set": {"instances": 50, "cores": "60", "force": True}}),
+        ("put", "/os-quota-class-sets/default", {"quota_class_set": {"instances": 50, "ram": "60000"}}),
     ]
 
 

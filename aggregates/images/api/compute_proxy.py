@@ -20,7 +20,8 @@ from aggregates.errors import Forbidden, NotFound
 from aggregates.identity.caller import Caller
 from aggregates.images import serializers, services
 from aggregates.images.models import Image
-from aggregates.value_schemas import MAX_METADATA_ITEMS, METADATA_BODY, METADATA_ITEM_BODY
+from aggregates.quotas import services as quotas
+from aggregates.value_schemas import METADATA_BODY, METADATA_ITEM_BODY
 from config.public_url import public_base
 
 MAX_PROXY_VERSION = APIVersion(2, 35)
@@ -120,9 +121,11 @@ def _properties(caller: Caller, image_id: str) -> dict[str, str]:
 
 def _save(caller: Caller, image_id: str, changes: list[services.Change], properties: dict[str, str]) -> None:
     """Write the image's new properties through the image API's update,
-    after Nova's quota check (its metadata items quota)."""
-    if len(properties) > MAX_METADATA_ITEMS:
-        raise ApiError(403, "Image metadata limit exceeded")
+    after Nova's quota check (the caller's project's metadata items quota)."""
+    try:
+        quotas.check_metadata_items(caller.project_id, len(properties))
+    except quotas.QuotaExceeded:
+        raise ApiError(403, "Image metadata limit exceeded") from None
     for change in changes:
         # Metadata is the image's extra properties: never one of its attributes.
         if change.op != "remove" and change.name in services.CORE:
