@@ -20,6 +20,7 @@ from aggregates.identity.caller import Caller
 from aggregates.moves import checks, notifications, states
 from aggregates.moves.models import ServerMigration
 from aggregates.placement_client import PlacementError
+from aggregates.quotas import services as quotas
 from aggregates.scheduling import services as scheduling
 from aggregates.servers import actions
 from aggregates.servers.models import InstanceActionEvent, Server
@@ -105,6 +106,9 @@ def revert_resize(caller: Caller, server_uuid: str) -> ServerMigration:
             if server.task_state is not None:
                 raise checks.invalid_state("revertResize", server_uuid, "task_state", server.task_state)
             migration = _finished_migration(server)
+            old_flavor = migration.request.get("old_flavor")
+            if old_flavor:  # reverting a downsize grows the server again (Nova checks it too)
+                quotas.check_resize(server.project_id, server.user_id or None, server.flavor, old_flavor["flavor"])
             now = timezone.now()
             migration.status, migration.updated_at = ServerMigration.REVERTING, now
             migration.save(update_fields=["status", "updated_at"])

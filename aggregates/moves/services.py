@@ -27,6 +27,7 @@ from aggregates.identity.caller import Caller
 from aggregates.images.models import Image
 from aggregates.moves import checks, notifications, running, states
 from aggregates.moves.models import ServerMigration
+from aggregates.quotas import services as quotas
 from aggregates.scheduling import boot_request
 from aggregates.servers import actions
 from aggregates.servers import services as server_services
@@ -243,6 +244,7 @@ def resize(caller: Caller, server_uuid: str, flavor_ref: str) -> ServerMigration
             server = checks.locked_server(caller, server_uuid)
             checks.check_move(server, kind, server_uuid, None)
             flavor = _flavor_for_resize(caller, server, flavor_ref)
+            quotas.check_resize(server.project_id, server.user_id or None, server.flavor, flavor)
             request = {"initiator": "api", "same_host": bool(settings.ALLOW_RESIZE_TO_SAME_HOST)}
             migration = _accept(caller, server, kind, None, request, new_flavor=flavor)
             dispatch_move(migration.pk)

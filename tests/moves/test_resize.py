@@ -250,3 +250,33 @@ def test_the_confirm_window_confirms_a_resize_too(resizable, cloud, member_api, 
     assert tasks.confirm_resizes() == 1
     assert shown(member_api, server)["status"] == "ACTIVE"
     assert usages(cloud, nodes[source]) == ZERO
+
+
+def test_a_resize_over_the_cores_quota_is_refused_and_changes_nothing(resizable, cloud, member_api, admin_api):
+    nodes, small, big, image = resizable
+    server = boot(member_api, small, image)
+    admin_api.put(f"/os-quota-sets/{server.project_id}", {"quota_set": {"cores": 3}})
+    before = {str(node.uuid): usages(cloud, node) for node in nodes.values()}
+
+    response = resize(member_api, server, big)
+    assert response.status_code == 403, response.content
+    assert response.json()["forbidden"]["message"] == (
+        "Quota exceeded for cores: Requested 2, but already used 2 of 3 cores"
+    )
+    assert shown(member_api, server)["status"] == "ACTIVE"
+    assert not ServerMigration.objects.exists()
+    assert {str(node.uuid): usages(cloud, node) for node in nodes.values()} == before
+
+
+def test_reverting_a_downsize_over_the_quota_is_refused(resizable, cloud, member_api, admin_api):
+    nodes, small, big, image = resizable
+    server = boot(member_api, big, image)
+    assert resize(member_api, server, small).status_code == 202
+    assert shown(member_api, server)["status"] == "VERIFY_RESIZE"
+    admin_api.put(f"/os-quota-sets/{server.project_id}", {"quota_set": {"cores": 3, "force": True}})
+
+    response = act(member_api, server, {"revertResize": None})
+    assert response.status_code == 403, response.content
+    assert "Quota exceeded for cores" in response.json()["forbidden"]["message"]
+    assert shown(member_api, server)["status"] == "VERIFY_RESIZE"
+    assert ServerMigration.objects.get().status == "finished"
