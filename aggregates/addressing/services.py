@@ -149,7 +149,7 @@ def _scope(scope: str, zone: str | None, aggregate: str | None) -> tuple[str, Ag
         if not aggregate:
             raise Invalid("A pool scoped to an aggregate names the aggregate.", field="aggregate")
         found = Aggregate.objects.filter(name=aggregate).first()
-        if found is None and str(aggregate).isdigit():
+        if found is None and str(aggregate).isdigit() and len(str(aggregate)) < 19:
             found = Aggregate.objects.filter(pk=int(aggregate)).first()
         if found is None:
             try:
@@ -367,7 +367,7 @@ def _take(
     that has one. The pools' rows are locked (PostgreSQL); the unique
     constraint settles any race left (that address is skipped)."""
     locked = AddressPool.objects.select_for_update().filter(pk__in=[p.pk for p in pools]).order_by("name")
-    for pool in locked.select_related("aggregate"):
+    for pool in locked:
         if not view_of(pool).serves(*place):
             continue
         taken = set(AddressAllocation.objects.filter(pool=pool).values_list("address", flat=True))
@@ -495,3 +495,43 @@ def for_boot(spec: RequestSpec, networks: str | list[dict[str, Any]] | None) -> 
 def for_move(spec: RequestSpec, server: Server) -> RequestSpec:
     """A move's spec with the addresses the server must find at its destination."""
     return dataclasses.replace(spec, addressing=need_of_server(server))
+
+
+# --- capacity headroom ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AddressHeadroom:
+    resource_class: str  # IPV4_ADDRESS | IPV6_ADDRESS
+    capacity: int  # of the pools serving a host that remains
+    used: int  # in those pools, plus the addresses the moved servers must take anew
+    lost_capacity: int  # of the pools serving only lost hosts
+    moved: int  # the moved servers' addresses in pools no remaining host is served by
+
+
+def headroom(remaining: Sequence[str], lost: Sequence[str], moving: Sequence[Server]) -> list[AddressHeadroom]:
+    """Free addresses counted as any other resource when hosts are lost:
+    per IP version, the pools that go on serving a remaining host, what is
+    used in them, and what the moved servers would need from them."""
+    items = usage()
+    if not items:
+        return []
+    places = {host: _host_place(host) for host in [*remaining, *lost]}
+    held = AddressAllocation.objects.filter(server__in=list(moving)).values_list("pool_id", flat=True)
+    figures = []
+    for version, resource_class in ((4, "IPV4_ADDRESS"), (6, "IPV6_ADDRESS")):
+        mine = [item for item in items if network_of(item.pool).version == version]
+        if not mine:
+            continue
+        serving = {item.pool.pk for item in mine if any(view_of(item.pool).serves(*places[host]) for host in remaining)}
+        moved = sum(1 for pool_id in held if pool_id not in serving and any(i.pool.pk == pool_id for i in mine))
+        figures.append(
+            AddressHeadroom(
+                resource_class=resource_class,
+                capacity=sum(item.capacity for item in mine if item.pool.pk in serving),
+                used=sum(item.used for item in mine if item.pool.pk in serving) + moved,
+                lost_capacity=sum(item.capacity for item in mine if item.pool.pk not in serving),
+                moved=moved,
+            )
+        )
+    return figures

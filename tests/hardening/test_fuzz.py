@@ -111,6 +111,11 @@ def compute_endpoints(world):
         ("put", "/os-services/force-down", {"host": "node1", "binary": "nova-compute", "forced_down": True}),
         ("put", f"/os-services/{svc}", {"status": "disabled", "disabled_reason": "r", "forced_down": False}),
         ("post", "/os-host-registrations", {"registration": registration}),
+        (
+            "post",
+            "/os-address-pools",
+            {"address_pool": {"name": "fz", "cidr": "10.77.0.0/24", "gateway": "10.77.0.1", "kind": "external"}},
+        ),
     ]
 
 

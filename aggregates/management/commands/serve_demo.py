@@ -72,6 +72,11 @@ class Command(BaseCommand):
         if not os.environ.get("ENABLED_FILTERS"):
             # Every aggregate filter, so that the demo's aggregates steer scheduling.
             demo_settings["ENABLED_FILTERS"] = ",".join(DEMO_FILTERS)
+        if not os.environ.get("AUTO_ASSIGN_FLOATING_IP"):
+            # A floating address from the demo's "public" pool for every boot:
+            # openstacksdk's and Ansible's defaults (auto_ip) want an external address.
+            demo_settings["AUTO_ASSIGN_FLOATING_IP"] = "1"
+            settings.AUTO_ASSIGN_FLOATING_IP = True
         if demo_settings:  # and for this one's (the seed and the demo hosts' thread)
             settings.CACHE_DRIVER = demo_settings.get("CACHE_DRIVER", settings.CACHE_DRIVER)
             if "ENABLED_FILTERS" in demo_settings:
