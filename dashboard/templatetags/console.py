@@ -40,6 +40,7 @@ NAV_SECTIONS = {
     "zones": "zones",
     "hosts": "hosts",
     "flavors": "flavors",
+    "addresses": "addresses",
     "servers": "servers",
     "scheduling": "scheduling",
     "images": "images",
