@@ -81,6 +81,7 @@ urlpatterns = [
     # a server's addresses (Nova's ips), address pools (Corral's own)
     path("servers/<str:server_id>/ips", servers.ServerIpsView.as_view()),
     path("servers/<str:server_id>/ips/<str:network>", servers.ServerIpsNetworkView.as_view()),
+    path("servers/<str:server_id>/os-security-groups", servers.ServerSecurityGroupsView.as_view()),
     path("os-address-pools", addressing.AddressPoolListView.as_view()),
     path("os-address-pools/<str:pool_id>", addressing.AddressPoolView.as_view()),
     # server actions, each to its domain's handler: the servers' own (state reset,

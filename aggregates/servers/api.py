@@ -480,3 +480,13 @@ class ServerIpsNetworkView(ComputeAPIView):
         if network not in addresses:
             raise ApiError(404, "Instance is not a member of specified network")
         return Response({network: addresses[network]})
+
+
+class ServerSecurityGroupsView(ComputeAPIView):
+    """GET /servers/{id}/os-security-groups: Nova's list of the server's
+    security groups; Corral has none, so it is empty (Ansible's
+    openstack.cloud.server reads it to decide whether anything changed)."""
+
+    def get(self, request: ComputeRequest, server_id: str) -> Response:
+        service.get_server(caller_of(request), server_id)
+        return Response({"security_groups": []})

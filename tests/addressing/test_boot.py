@@ -27,6 +27,9 @@ def test_auto_gets_a_fixed_address_in_novas_shape(cloud, boot, pool, admin_api):
     missing = admin_api.get(f"/servers/{server['id']}/ips/public")
     assert fault(missing, 404, "itemNotFound") == "Instance is not a member of specified network"
     assert AddressAllocation.objects.get().pool == private
+    groups = admin_api.get(f"/servers/{server['id']}/os-security-groups")
+    assert groups.status_code == 200 and groups.json() == {"security_groups": []}
+    assert fault(admin_api.get("/servers/nope/os-security-groups"), 404, "itemNotFound")
 
 
 def test_floating_address_when_auto_assign_is_on(cloud, boot, pool, settings):
