@@ -354,3 +354,17 @@ class MaintenanceItemAdmin(ReadOnlyAdmin):
 class LeaseAdmin(ReadOnlyAdmin):
     list_display = ("name", "holder", "expires_at")
     search_fields = ("name", "holder")
+
+
+@admin.register(models.AddressPool)
+class AddressPoolAdmin(ReadOnlyAdmin):
+    list_display = ("name", "cidr", "gateway", "kind", "scope", "zone", "aggregate")
+    list_filter = ("kind", "scope")
+    search_fields = ("name", "uuid", "cidr")
+
+
+@admin.register(models.AddressAllocation)
+class AddressAllocationAdmin(ReadOnlyAdmin):
+    list_display = ("address", "kind", "pool", "server", "mac_addr", "created_at")
+    list_filter = ("kind",)
+    search_fields = ("address", "server__uuid", "pool__name")
