@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from aggregates import value_schemas
+from aggregates.addressing import services as addressing
 from aggregates.errors import ServiceError
 from aggregates.identity import services as identity
 from aggregates.identity.caller import Caller
@@ -139,6 +140,7 @@ def server_detail(request: HttpRequest, server_uuid: str) -> HttpResponse:
         "tags": tags.tags_of(server),
         "actions": actions.actions_of(server),
         "hints": sorted((server.scheduler_hints or {}).items()),
+        "addresses": addressing.addresses_of(server),
     }
     return page(request, context, "dashboard/servers/detail.html")
 

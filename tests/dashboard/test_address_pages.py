@@ -43,3 +43,16 @@ def test_readers_read_only(reader_client, system, db):
     assert reader_client.get("/addresses/new/").status_code == 403
     assert reader_client.post(f"/addresses/{pool.uuid}/delete/").status_code == 403
     assert AddressPool.objects.filter(pk=pool.pk).exists()
+
+
+def test_a_servers_page_shows_its_addresses(cloud, admin_api, admin_client, system):
+    from tests.plugins.cloud import cli_body
+
+    cloud.host("h1")
+    pool = addressing.create_pool(system, **POOL)
+    body = cli_body(cloud.flavor(), cloud.image(), networks="auto")
+    server_id = admin_api.post("/servers", body, version="2.100").json()["server"]["id"]
+    page = admin_client.get(f"/servers/{server_id}/").content.decode()
+    assert 'private</a>: <span class="mono">10.0.0.2</span> <span class="small muted">fixed</span>' in page
+    held = admin_client.get(f"/addresses/{pool.uuid}/").content.decode()
+    assert "10.0.0.2" in held and "vm1" in held
