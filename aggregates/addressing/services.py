@@ -395,8 +395,8 @@ def allocate(server_uuid: str, host: str, need: AddressNeed | None) -> bool:
     place = _host_place(host)
     with transaction.atomic():
         server = Server.objects.select_for_update().filter(uuid=server_uuid).first()
-        if server is None:
-            return False
+        if server is None or server.deleted_at is not None or server.task_state == Server.DELETING:
+            return False  # deleted meanwhile: its delete frees what it holds, so it takes nothing
         AddressAllocation.objects.filter(server=server).delete()
         mac = _mac()
         for what, views in need.groups:

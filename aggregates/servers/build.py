@@ -161,6 +161,7 @@ def _finish_build(
             if server_uuid in placed:
                 if not still_building:
                     gone.append(server_uuid)
+                    addressing.free(server)
                     continue
                 where = placed[server_uuid]
                 server.host, server.node, server.node_uuid = where.host, where.node, str(where.node_uuid)
