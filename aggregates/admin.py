@@ -386,3 +386,17 @@ class QuotaClassLimitAdmin(ReadOnlyAdmin):
 class ProjectQuotaLockAdmin(ReadOnlyAdmin):
     list_display = ("project_id",)
     search_fields = ("project_id",)
+
+
+@admin.register(models.AddressPool)
+class AddressPoolAdmin(ReadOnlyAdmin):
+    list_display = ("name", "cidr", "gateway", "kind", "scope", "zone", "aggregate")
+    list_filter = ("kind", "scope")
+    search_fields = ("name", "uuid", "cidr")
+
+
+@admin.register(models.AddressAllocation)
+class AddressAllocationAdmin(ReadOnlyAdmin):
+    list_display = ("address", "kind", "pool", "server", "mac_addr", "created_at")
+    list_filter = ("kind",)
+    search_fields = ("address", "server__uuid", "pool__name")

@@ -3,6 +3,7 @@ domain package keeps its own in its ``models`` module (tables and the app
 label ``aggregates`` are unchanged). Code imports models from their domain
 package, never from here."""
 
+from aggregates.addressing.models import AddressAllocation, AddressPool  # noqa: F401
 from aggregates.audit.models import Event  # noqa: F401
 from aggregates.flavors.models import Flavor, FlavorAccess, FlavorExtraSpec  # noqa: F401
 from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata  # noqa: F401

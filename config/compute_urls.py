@@ -5,6 +5,7 @@ framework (aggregates.compute_api), which the domains' views import."""
 
 from django.urls import path, re_path
 
+from aggregates.addressing import api as addressing
 from aggregates.compute_api import extensions, versions
 from aggregates.compute_api.base import UnknownRouteView
 from aggregates.flavors import api as flavors
@@ -81,6 +82,12 @@ urlpatterns = [
     path("servers/<str:server_id>/os-instance-actions", servers.InstanceActionListView.as_view()),
     path("servers/<str:server_id>/os-instance-actions/<str:request_id>", servers.InstanceActionView.as_view()),
     path("servers/<str:server_id>/os-server-password", servers.ServerPasswordView.as_view()),
+    # a server's addresses (Nova's ips), address pools (Corral's own)
+    path("servers/<str:server_id>/ips", servers.ServerIpsView.as_view()),
+    path("servers/<str:server_id>/ips/<str:network>", servers.ServerIpsNetworkView.as_view()),
+    path("servers/<str:server_id>/os-security-groups", servers.ServerSecurityGroupsView.as_view()),
+    path("os-address-pools", addressing.AddressPoolListView.as_view()),
+    path("os-address-pools/<str:pool_id>", addressing.AddressPoolView.as_view()),
     # server actions, each to its domain's handler: the servers' own (state reset,
     # forceDelete, restore) and the moves
     path(

@@ -323,6 +323,10 @@ PLACEMENT_AGGREGATE_REQUIRED_FOR_TENANTS = env_bool("PLACEMENT_AGGREGATE_REQUIRE
 ENABLE_ISOLATED_AGGREGATE_FILTERING = env_bool("ENABLE_ISOLATED_AGGREGATE_FILTERING", False)
 QUERY_PLACEMENT_FOR_IMAGE_TYPE_SUPPORT = env_bool("QUERY_PLACEMENT_FOR_IMAGE_TYPE_SUPPORT", False)
 MAX_PLACEMENT_RESULTS = max(1, env_int("MAX_PLACEMENT_RESULTS", 1000))
+# Addresses (aggregates/addressing): give every server booted with networks
+# "auto" a floating address from an external pool too (nova-network's
+# auto_assign_floating_ip), once address pools are defined.
+AUTO_ASSIGN_FLOATING_IP = env_bool("AUTO_ASSIGN_FLOATING_IP", False)
 # [filter_scheduler] options.
 HOST_SUBSET_SIZE = max(1, env_int("HOST_SUBSET_SIZE", 1))
 # Corral's own: a worker reuses its decision for the next single-server boots

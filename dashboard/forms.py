@@ -12,6 +12,7 @@ from django import forms
 from django.contrib.auth.forms import AuthenticationForm
 
 from aggregates import schema_check, value_schemas
+from aggregates.addressing.schemas import POOL_CREATE
 from aggregates.errors import Invalid
 from aggregates.flavors.schemas import flavor_properties
 from aggregates.host_aggregates.schemas import SET_METADATA
@@ -30,6 +31,7 @@ else:
 HOST_SEPARATORS = re.compile(r"[\s,]+")
 # The flavor fields of the compute API at the newest microversion that still takes every one of them.
 FLAVOR_API_FIELDS = flavor_properties((2, 101))
+POOL_FIELDS = POOL_CREATE["properties"]["address_pool"]["properties"]
 
 
 def choice_field(form: forms.BaseForm, name: str) -> forms.ChoiceField:
@@ -318,3 +320,29 @@ class ThrottledLoginForm(AuthenticationForm):
             if getattr(exc, "code", None) == "invalid_login":
                 throttle.record_failure(username, address)
             raise
+
+
+class AddressPoolForm(ApiCheckedForm):
+    """An address pool, its fields named and checked as in /os-address-pools;
+    the addressing service then applies the rules that span rows (overlaps,
+    pools in use)."""
+
+    name = text_field("Name")
+    cidr = text_field("CIDR", help_text="e.g. 10.0.0.0/24; the network and broadcast addresses are never given.")
+    gateway = text_field("Gateway", required=False, help_text="Inside the CIDR; never given to a server.")
+    kind = forms.ChoiceField(
+        label="Kind",
+        choices=[("internal", "internal (fixed addresses)"), ("external", "external (floating addresses)")],
+    )
+    scope = forms.ChoiceField(
+        label="Serves",
+        choices=[("global", "every host"), ("zone", "the hosts of one zone"), ("aggregate", "one aggregate's hosts")],
+    )
+    zone = text_field("Zone", required=False, help_text="With “the hosts of one zone”.")
+    aggregate = forms.ChoiceField(label="Aggregate", required=False, help_text="With “one aggregate's hosts”.")
+
+    api_rules = {name: POOL_FIELDS[name] for name in ("name", "cidr", "gateway", "kind", "scope", "zone", "aggregate")}
+
+    def __init__(self, *args: Any, aggregates: Iterable[str] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choice_field(self, "aggregate").choices = [("", "—")] + [(name, name) for name in aggregates]

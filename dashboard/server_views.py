@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from aggregates import value_schemas
+from aggregates.addressing import services as addressing
 from aggregates.errors import ServiceError
 from aggregates.identity import services as identity
 from aggregates.identity.caller import Caller
@@ -149,6 +150,7 @@ def server_detail(request: HttpRequest, server_uuid: str) -> HttpResponse:
         "resize_flavors": [
             (flavorid, label) for flavorid, label in flavor_choices(caller_of(request)) if flavorid != server.flavorid
         ],
+        "addresses": addressing.addresses_of(server),
     }
     return page(request, context, "dashboard/servers/detail.html")
 

@@ -4,6 +4,7 @@ from django.urls import path
 from django.views.generic import RedirectView
 
 from . import (
+    address_views,
     aggregate_views,
     flavor_views,
     host_views,
@@ -56,6 +57,10 @@ urlpatterns = [
     path("maintenance/jobs/<uuid:job_uuid>/", maintenance_views.job_detail, name="maintenance_job"),
     path("maintenance/jobs/<uuid:job_uuid>/progress/", maintenance_views.job_progress, name="maintenance_job_progress"),
     path("maintenance/headroom/", maintenance_views.headroom, name="maintenance_headroom"),
+    path("addresses/", address_views.pool_list, name="address_pools"),
+    path("addresses/new/", address_views.pool_create, name="address_pool_create"),
+    path("addresses/<str:pool_id>/", address_views.pool_detail, name="address_pool"),
+    path("addresses/<str:pool_id>/delete/", address_views.pool_delete, name="address_pool_delete"),
     path("flavors/", flavor_views.flavor_list, name="flavors"),
     path("flavors/new/", flavor_views.flavor_create, name="flavor_create"),
     path("flavors/<str:flavorid>/", flavor_views.flavor_detail, name="flavor"),

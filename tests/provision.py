@@ -1,8 +1,9 @@
 """The outside programs the tests drive, installed on first use into cached
 virtualenvs under ``var/`` with pinned versions, so that README's test
 command runs everything pip can install on a fresh machine, exactly as
-``.ci/run`` does: the stock ``openstack`` CLI (tests/clients) and upstream
-OpenStack Placement (tests/mirroring, tests/dashboard).
+``.ci/run`` does: the stock ``openstack`` CLI (tests/clients), upstream
+OpenStack Placement (tests/mirroring, tests/dashboard), and openstacksdk with
+Ansible's openstack.cloud collection (tests/clients/test_sdk_and_ansible.py).
 
 Each virtualenv records the pins it was built with; a change of pins builds
 it again. ``OPENSTACK_CLI``, ``UPSTREAM_PLACEMENT_VENV`` and ``HAPROXY``
@@ -22,6 +23,10 @@ OPENSTACK_CLI_PINS = ("python-openstackclient==10.5.0", "osc-placement==4.9.1", 
 UPSTREAM_PLACEMENT_PINS = ("openstack-placement==16.0.0", "gunicorn==27.0.1")
 # Debian's haproxy and the libraries it links that a minimal system lacks.
 HAPROXY_PACKAGES = ("haproxy", "liblua5.3-0", "libopentracing-c-wrapper0", "libopentracing1")
+# Ansible with its openstack.cloud collection: the ansible package carries it (12.3.0 is the newest for
+# Python 3.11, with openstack.cloud 2.5.0, which reads openstack.version: gone from openstacksdk 4.15.0,
+# hence 4.14.0 here; openstacksdk 4.22.0 itself is tested from the CLI's virtualenv).
+ANSIBLE_PINS = ("ansible==12.3.0", "ansible-core==2.19.14", "openstacksdk==4.14.0")
 
 
 class ProvisionError(RuntimeError):
@@ -131,13 +136,18 @@ def haproxy() -> str:
     return str(wrapper)
 
 
+def ansible_venv() -> Path:
+    """A virtualenv with Ansible, its openstack.cloud collection and the openstacksdk that collection runs on."""
+    return cached_venv("ansible-venv", ANSIBLE_PINS, "ansible-playbook")
+
+
 def install_in_background() -> threading.Thread:
     """Build the cached virtualenvs and unpack haproxy in a thread, so that a whole run's
     other tests go on meanwhile; the tests that need them wait on the
     lock above. A failure is left for those tests to meet and report."""
 
     def install() -> None:
-        for build in (upstream_placement_venv, openstack_cli, haproxy):
+        for build in (upstream_placement_venv, openstack_cli, haproxy, ansible_venv):
             try:
                 build()
             except (ProvisionError, OSError, subprocess.SubprocessError):

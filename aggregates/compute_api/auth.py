@@ -103,6 +103,7 @@ POLICIES = {
     "corral:os-hosts:maintenance": "admin",
     "corral:os-maintenance-jobs": "admin",
     "corral:os-capacity-headroom": "admin",
+    "corral:os-address-pools": "admin",
     # server moves (Nova's project-manager-or-admin rules are admin here: no manager role)
     "os_compute_api:os-migrate-server:migrate": "admin",
     "os_compute_api:os-migrate-server:migrate:host": "admin",

@@ -1,6 +1,6 @@
 """The demo cloud that ``manage.py seed_demo`` loads: three zones, nine
-aggregates, 46 compute hosts, a dozen flavors, two images, and users to log
-in with.
+aggregates, 46 compute hosts, a dozen flavors, two images, three address
+pools, and users to log in with.
 
 Everything goes through the service functions, as an operator's clicks
 would, so the audit log of a fresh demo shows how the cloud was built.
@@ -16,6 +16,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from aggregates.addressing import services as addressing
+from aggregates.addressing.models import AddressPool
 from aggregates.flavors import services as flavor_services
 from aggregates.flavors.models import Flavor
 from aggregates.host_aggregates import services
@@ -117,6 +119,17 @@ AGGREGATES = [
     ),
 ]
 
+ADDRESS_POOLS = [
+    # name, CIDR, gateway, kind, scope, zone, aggregate. Every host is served
+    # by "private"; the GPU hosts take their fixed addresses from their own
+    # aggregate's pool first; "public" gives floating addresses (the demo
+    # turns AUTO_ASSIGN_FLOATING_IP on: openstacksdk's and Ansible's defaults
+    # want an external address).
+    ("gpu-net", "10.50.0.0/24", "10.50.0.1", AddressPool.INTERNAL, AddressPool.AGGREGATE, None, "gpu-nodes"),
+    ("private", "10.0.0.0/20", "10.0.0.1", AddressPool.INTERNAL, AddressPool.GLOBAL, None, None),
+    ("public", "203.0.113.0/24", "203.0.113.1", AddressPool.EXTERNAL, AddressPool.GLOBAL, None, None),
+]
+
 FLAVORS = [
     # name, flavorid, ram, vcpus, disk, extra specs, public
     ("m1.tiny", "1", 512, 1, 1, {}, True),
@@ -196,6 +209,7 @@ def seed(out: Callable[[str], object] = print) -> list[tuple[str, str]]:
         created.append(("aggregate", name))
     created += _seed_flavors(caller)
     created += _seed_images(caller)
+    created += _seed_address_pools(caller)
     # Instances arrive once the hosts are in their zones (a host with
     # instances cannot change zone), as the agents report them.
     for host in HOSTS:
@@ -246,6 +260,18 @@ def _seed_control_plane() -> list[tuple[str, str]]:
         )
         if new:
             created.append(("service", f"{binary} on controller-1"))
+    return created
+
+
+def _seed_address_pools(caller: Caller) -> list[tuple[str, str]]:
+    created: list[tuple[str, str]] = []
+    for name, cidr, gateway, kind, scope, zone, aggregate in ADDRESS_POOLS:
+        if AddressPool.objects.filter(name=name).exists():
+            continue
+        addressing.create_pool(
+            caller, name=name, cidr=cidr, gateway=gateway, kind=kind, scope=scope, zone=zone, aggregate=aggregate
+        )
+        created.append(("address pool", name))
     return created
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db.models import Count
 
+from aggregates.addressing import services as addressing
 from aggregates.errors import Invalid, Unavailable
 from aggregates.host_aggregates import services as aggregate_services
 from aggregates.hosts.models import ComputeNode, Service
@@ -164,6 +165,8 @@ def capacity_headroom(
                 moved=moved,
             )
         )
+    for a in addressing.headroom(taking, lost, moving):  # free addresses count too
+        figures.append(ResourceHeadroom(a.resource_class, a.capacity, a.used, a.lost_capacity, a.moved))
     return Headroom(
         scope=scope,
         name=name,

@@ -12,6 +12,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from aggregates.addressing import services as addressing
 from aggregates.errors import ServiceError
 from aggregates.hosts.models import ComputeNode
 from aggregates.identity.caller import Caller
@@ -101,12 +102,27 @@ def run_move(migration_pk: int) -> MoveOutcome:
             new_flavor=(new_flavor["flavorid"], new_flavor["flavor"]) if new_flavor else None,
             may_stay=bool(migration.request.get("same_host")),
         )
+        spec = addressing.for_move(spec, server)
         result = scheduling.schedule_move(spec, str(server.uuid), hold_source_as=hold_as)
     except Exception as exc:
         log.exception("moving server %s (migration %s) failed", server.uuid, migration.uuid)
         message = exc.message if isinstance(exc, ServiceError) else f"{type(exc).__name__}: {exc}"
         return finish(migration_pk, None, None, f"The move failed: {message}", ServerMigration.FAILED)
     return finish(migration_pk, result.target, result.decision, result.fault_message, ServerMigration.ERROR)
+
+
+READDRESS_EVENT = "compute_readdress"
+
+
+def _readdress(action: InstanceAction | None, server: Server, host: str) -> None:
+    """The server's addresses on its new host (addressing.readdress),
+    recorded as an event of the move's action when any changed."""
+    changes = addressing.readdress(server, host)
+    if changes:
+        lost = any(" freed: " in change for change in changes)
+        actions.event_start(action, READDRESS_EVENT, host=host)
+        result = InstanceActionEvent.ERROR if lost else InstanceActionEvent.SUCCESS
+        actions.event_finish(action, READDRESS_EVENT, result, host=host, details="; ".join(changes))
 
 
 def _dest_ip(node_uuid: str) -> str | None:
@@ -166,6 +182,7 @@ def finish(
             actions.event_finish(action, states.CONDUCTOR_EVENT[kind])
             actions.event_start(action, states.COMPUTE_EVENT[kind], host=target.host)
             actions.event_finish(action, states.COMPUTE_EVENT[kind], host=target.host)
+            _readdress(action, server, target.host)
             moved = True
             notifications.record(caller, f"{states.EVENT[kind]}.end", server, migration)
         else:

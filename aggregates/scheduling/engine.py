@@ -346,7 +346,7 @@ def decide(
     if aggregates is None:
         aggregates = load_aggregates()
     decision = Decision(spec=spec, query=None, complete=full)
-    enabled = host_filters.enabled_filters(settings.ENABLED_FILTERS)
+    enabled = host_filters.filters_to_run(settings.ENABLED_FILTERS)
     try:
         query = prefilters.build_query(spec, list(aggregates.values()))
     except prefilters.NoValidHostForRequest as refused:
@@ -455,7 +455,7 @@ def pick_order(decision: Decision) -> list[WeighedHost]:
 def refilter(decision: Decision, spec: RequestSpec, placed: HostState) -> None:
     """After an instance lands on ``placed``: re-run the per-instance filters
     there and re-weigh, for the next instance of the same request."""
-    enabled = [f for f in host_filters.enabled_filters(settings.ENABLED_FILTERS) if not f.run_filter_once_per_request]
+    enabled = [f for f in host_filters.filters_to_run(settings.ENABLED_FILTERS) if not f.run_filter_once_per_request]
     hosts = [w.host for w in decision.ordered]
     wanted = decision.query.resources if decision.query else {}
     if not placed.fits(wanted):
@@ -488,7 +488,7 @@ class Recheck:
         self.placement = placement
         self.aggregates = aggregates
         self.query = query
-        self.enabled = host_filters.enabled_filters(settings.ENABLED_FILTERS)
+        self.enabled = host_filters.filters_to_run(settings.ENABLED_FILTERS)
 
     @classmethod
     def now(cls, spec: RequestSpec, placement: PlacementClient) -> "Recheck | None":

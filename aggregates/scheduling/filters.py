@@ -435,6 +435,37 @@ class DifferentHostFilter(HostFilter):
         return f"host {host.host} is among the hosts the different_host hint excludes ({_listing(spec.different_host)})"
 
 
+class AddressPoolFilter(HostFilter):
+    """Corral's own, always run: the host must be served by an address pool
+    with a free address for each address the server needs (its own pools
+    serve a moved server without one)."""
+
+    name = "AddressPoolFilter"
+
+    def host_passes(self, host: HostState, spec: RequestSpec) -> str | None:
+        need = spec.addressing
+        if need is None:
+            return None
+        aggregate_uuids = frozenset(a.uuid for a in host.aggregates)
+        for what, pools in need.groups:
+            serving = [p for p in pools if p.serves(host.availability_zone, aggregate_uuids)]
+            if any(p.free > 0 or p.uuid in need.keep for p in serving):
+                continue
+            names = _listing([p.name for p in pools]) or "none defined"
+            if serving:
+                full = _listing([p.name for p in serving])
+                return f"host {host.host} needs {what}, but the pools serving it ({full}) have no free address"
+            return (
+                f"host {host.host} (zone {host.availability_zone}) needs {what}, but no pool that could give it "
+                f"serves this host (pools: {names})"
+            )
+        return None
+
+
+# Run after the configured filters, whatever ENABLED_FILTERS says.
+ALWAYS_RUN: tuple[type[HostFilter], ...] = (AddressPoolFilter,)
+
+
 FILTERS: dict[str, type[HostFilter]] = {
     cls.name: cls
     for cls in (
@@ -462,3 +493,8 @@ def enabled_filters(names: list[str]) -> list[HostFilter]:
             f"Unknown host filter {unknown[0]!r} in ENABLED_FILTERS; known filters: {_listing(set(FILTERS))}"
         )
     return [FILTERS[name]() for name in names]
+
+
+def filters_to_run(names: list[str]) -> list[HostFilter]:
+    """The filters named, then those always run (``ALWAYS_RUN``)."""
+    return enabled_filters(names) + [cls() for cls in ALWAYS_RUN]

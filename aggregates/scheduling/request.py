@@ -38,6 +38,38 @@ class ImageSpec:
 
 
 @dataclass(frozen=True)
+class PoolView:
+    """An address pool as the scheduler sees it: whom it serves and how many
+    of its addresses were free when the request was read (not part of the
+    request's identity: a kept decision is reused whatever the count)."""
+
+    uuid: str
+    name: str
+    kind: str  # internal | external
+    scope: str  # global | zone | aggregate
+    zone: str = ""
+    aggregate_uuid: str = ""
+    free: int = field(default=0, repr=False, compare=False)
+
+    def serves(self, availability_zone: str, aggregate_uuids: frozenset[str]) -> bool:
+        if self.scope == "global":
+            return True
+        if self.scope == "zone":
+            return self.zone == availability_zone
+        return bool(self.aggregate_uuid) and self.aggregate_uuid in aggregate_uuids
+
+
+@dataclass(frozen=True)
+class AddressNeed:
+    """The addresses a server needs on its host: one from a pool of each
+    group (fixed addresses, then a floating one); a pool of ``keep`` (a
+    moved server's own) serves without a free address."""
+
+    groups: tuple[tuple[str, tuple[PoolView, ...]], ...] = ()  # (what, the pools that may give it)
+    keep: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class RequestSpec:
     flavor: FlavorSpec
     project_id: str
@@ -58,3 +90,5 @@ class RequestSpec:
     ignore_hosts: frozenset[str] = frozenset()
     requested_host: str | None = None
     preferred_aggregates: frozenset[str] = frozenset()
+    # The addresses the server needs (aggregates/addressing), None when none.
+    addressing: AddressNeed | None = None

@@ -156,20 +156,46 @@ def _decide(
 Claim = Callable[[str, dict[str, Any]], bool]
 
 
-def schedule_and_claim(spec: RequestSpec, consumer_uuids: list[str]) -> ScheduleResult:
+@dataclass(frozen=True)
+class SideClaim:
+    """What a boot claims beside placement (the server's addresses):
+    ``claim(consumer, node uuid)`` once placement's claim holds there (False:
+    that claim is released and the next host tried); ``respec(spec)``: the
+    spec as things stand now, for the explanation of a failure."""
+
+    claim: Callable[[str, str], bool]
+    respec: Callable[[RequestSpec], RequestSpec]
+
+
+def schedule_and_claim(spec: RequestSpec, consumer_uuids: list[str], side: SideClaim | None = None) -> ScheduleResult:
     """Place each consumer (a server uuid) on a host: placement pre-filters,
-    candidates, host filters, weighers; claim with PUT /allocations/{uuid},
-    trying the next host on a conflict (Nova's alternates). Records one
-    SchedulingDecision. Must be called with no database transaction open."""
+    candidates, host filters, weighers; claim with PUT /allocations/{uuid}
+    (and ``side``'s claim), trying the next host on a conflict (Nova's
+    alternates). Records one SchedulingDecision. Must be called with no
+    database transaction open."""
     placement = client()
-    return _place(spec, consumer_uuids, lambda consumer, allocation: _claim(placement, spec, consumer, allocation))
+
+    def claim(consumer: str, allocation: dict[str, Any]) -> bool:
+        if not _claim(placement, spec, consumer, allocation):
+            return False
+        if side is None or side.claim(consumer, next(iter(allocation["allocations"]))):
+            return True
+        placement.release(consumer)
+        return False
+
+    return _place(spec, consumer_uuids, claim, side.respec if side else None)
 
 
-def _place(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> ScheduleResult:
+def _place(
+    spec: RequestSpec,
+    consumer_uuids: list[str],
+    claim: Claim,
+    respec: Callable[[RequestSpec], RequestSpec] | None = None,
+) -> ScheduleResult:
     """``_place_once``, timed into the scheduler's metrics (with the stages
     and filters that rejected hosts when no valid host was found)."""
     started = time.monotonic()
-    result = _place_once(spec, consumer_uuids, claim)
+    result = _place_once(spec, consumer_uuids, claim, respec)
     rejections = None
     if result.failed and result.decision is not None:
         hosts = result.decision.explanation.get("hosts", [])
@@ -178,7 +204,12 @@ def _place(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> Schedu
     return result
 
 
-def _place_once(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> ScheduleResult:
+def _place_once(
+    spec: RequestSpec,
+    consumer_uuids: list[str],
+    claim: Claim,
+    respec: Callable[[RequestSpec], RequestSpec] | None = None,
+) -> ScheduleResult:
     """The scheduling loop of boots and moves: decide (or reuse this worker's
     recent decision for the same boot, ``reuse``), then for each consumer
     try the hosts in order until ``claim`` (consumer, allocation request)
@@ -216,7 +247,7 @@ def _place_once(spec: RequestSpec, consumer_uuids: list[str], claim: Claim) -> S
         # Every host's fate, as things stand now that the others are placed.
         outcome = SchedulingDecision.NO_VALID_HOST
         lost_races = {uuid for uuid, fate in decision.fates.items() if "lost a race" in fate.reason}
-        decision = _decide(spec, placement, full=True)
+        decision = _decide(respec(spec) if respec else spec, placement, full=True)
         decision.chosen = chosen_hosts
         for uuid in lost_races & set(decision.fates):
             decision.fates[uuid].reason += "; a claim here lost a race for the last room (placement answered 409)"

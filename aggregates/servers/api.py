@@ -11,6 +11,8 @@ from typing import Any
 from django.utils.dateparse import parse_datetime
 from rest_framework.response import Response
 
+from aggregates.addressing import serializers as address_views
+from aggregates.addressing import services as addressing
 from aggregates.compute_api.auth import caller_of
 from aggregates.compute_api.base import ComputeAPIView
 from aggregates.compute_api.errors import ApiError
@@ -456,3 +458,35 @@ class AuditLogView(ComputeAPIView):
             raise ApiError(400, f"Invalid timestamp for date {before}") from None
         log = usage.audit_log(caller, moment, show=True)
         return Response({"instance_usage_audit_log": serializers.audit_log_body(log)})
+
+
+# --- a server's addresses (Nova's ips) ----------------------------------------------
+
+
+class ServerIpsView(ComputeAPIView):
+    """GET /servers/{id}/ips: the server's addresses by network (Nova's ips index)."""
+
+    def get(self, request: ComputeRequest, server_id: str) -> Response:
+        server = service.get_server(caller_of(request), server_id)
+        return Response({"addresses": address_views.basic(addressing.addresses_of(server))})
+
+
+class ServerIpsNetworkView(ComputeAPIView):
+    """GET /servers/{id}/ips/{network}: the addresses on one network, Nova's 404 otherwise."""
+
+    def get(self, request: ComputeRequest, server_id: str, network: str) -> Response:
+        server = service.get_server(caller_of(request), server_id)
+        addresses = address_views.basic(addressing.addresses_of(server))
+        if network not in addresses:
+            raise ApiError(404, "Instance is not a member of specified network")
+        return Response({network: addresses[network]})
+
+
+class ServerSecurityGroupsView(ComputeAPIView):
+    """GET /servers/{id}/os-security-groups: Nova's list of the server's
+    security groups; Corral has none, so it is empty (Ansible's
+    openstack.cloud.server reads it to decide whether anything changed)."""
+
+    def get(self, request: ComputeRequest, server_id: str) -> Response:
+        service.get_server(caller_of(request), server_id)
+        return Response({"security_groups": []})

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from aggregates.addressing import services as addressing
 from aggregates.flavors.models import Flavor
 from aggregates.identity.caller import Caller
 from aggregates.images.models import Image
@@ -111,7 +112,8 @@ def build_servers(reservation_id: str) -> dict[str, int]:
                 same_host=_hint_hosts(_hint_uuids(hints.get("same_host")), none_means_nowhere=True),
                 different_host=_hint_hosts(_hint_uuids(hints.get("different_host"))),
             )
-            result = scheduling.schedule_and_claim(spec, uuids)
+            spec, addresses = addressing.for_boot(spec, request.get("networks"))
+            result = scheduling.schedule_and_claim(spec, uuids, addresses)
         except Exception as exc:
             log.exception("scheduling reservation %s failed", reservation_id)
             for consumer_uuid in uuids:  # claims made before the failure (deleting none is fine)
@@ -159,6 +161,7 @@ def _finish_build(
             if server_uuid in placed:
                 if not still_building:
                     gone.append(server_uuid)
+                    addressing.free(server)
                     continue
                 where = placed[server_uuid]
                 server.host, server.node, server.node_uuid = where.host, where.node, str(where.node_uuid)
@@ -174,6 +177,7 @@ def _finish_build(
                 notifications.record(caller, "instance.create.end", server)
             elif server_uuid in failed and still_building:
                 server.vm_state, server.task_state = Server.ERROR, None
+                addressing.free(server)
                 server.fault = _fault(message, details)
                 server.decision = decision
                 server.updated_at = now

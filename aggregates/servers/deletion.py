@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from aggregates.addressing import services as addressing
 from aggregates.identity.caller import Caller
 from aggregates.placement_client import PlacementError
 from aggregates.scheduling import services as scheduling
@@ -47,6 +48,7 @@ def finish_delete(server_pk: int) -> bool:
         server.vm_state, server.task_state, server.power_state = Server.DELETED, None, Server.POWER_NOSTATE
         server.deleted_at = server.terminated_at = server.updated_at = now
         server.save()
+        addressing.free(server)
         actions.event_finish(actions.latest(server, actions.DELETE), actions.TERMINATE, host=server.host)
         notifications.record(Caller.system("corral-delete"), "instance.delete.end", server)
     return True

@@ -7,6 +7,7 @@ from hashlib import sha224
 from typing import Any
 from urllib.parse import urlencode
 
+from aggregates.addressing import services as addressing
 from aggregates.compute_api.auth import allowed
 from aggregates.compute_api.base import isotime
 from aggregates.compute_api.microversions import ComputeRequest
@@ -159,7 +160,7 @@ def server_detail(
     body: dict[str, Any] = {
         "accessIPv4": server.access_ip_v4,
         "accessIPv6": server.access_ip_v6,
-        "addresses": {},
+        "addresses": addressing.addresses_of(server),
         "created": nova_time(server.created_at),
         "flavor": _flavor(request, server),
         "hostId": host_id(server),

@@ -32,6 +32,7 @@ from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from aggregates import after_commit
+from aggregates.addressing import services as addressing
 from aggregates.audit import services as events
 from aggregates.errors import Conflict, Forbidden, Invalid, NotFound
 from aggregates.flavors import services as flavor_services
@@ -72,7 +73,7 @@ def sees_all_servers(caller: Caller) -> bool:
 
 
 def _visible(caller: Caller) -> QuerySet[Server]:
-    servers = Server.objects.select_related("decision").prefetch_related("tag_rows")
+    servers = Server.objects.select_related("decision").prefetch_related("tag_rows", addressing.ADDRESS_PREFETCH)
     if not sees_all_servers(caller):
         servers = servers.filter(project_id=caller.project_id)
     return servers
@@ -190,7 +191,7 @@ def list_servers(caller: Caller, query: ServerQuery, max_limit: int = 1000) -> l
     """One page of servers, newest first (Nova's created_at, id descending)."""
     if query.all_tenants and not sees_all_servers(caller):
         raise Forbidden.by_policy(ALL_TENANTS_POLICY)
-    servers = Server.objects.select_related("decision").prefetch_related("tag_rows")
+    servers = Server.objects.select_related("decision").prefetch_related("tag_rows", addressing.ADDRESS_PREFETCH)
     if query.all_tenants:
         if query.project_id:
             servers = servers.filter(project_id=query.project_id)
@@ -357,24 +358,6 @@ def _check_block_devices(image_ref: str, block_devices: Sequence[Mapping[str, An
         raise Invalid("Missing imageRef attribute", field="imageRef")
 
 
-def _check_networks(networks: str | list[dict[str, Any]] | None) -> None:
-    """Corral has no networking: "none", "auto" or no networks (servers get
-    no addresses); any network or port asked for is one that does not exist."""
-    if not isinstance(networks, list):
-        return
-    for item in networks:
-        if item.get("port"):
-            raise Invalid(f"Port id {item['port']} could not be found.", field="networks")
-        if item.get("uuid"):
-            raise Invalid(f"Network {item['uuid']} could not be found.", field="networks")
-        if item.get("fixed_ip"):
-            raise Invalid(
-                f"Fixed IP address {item['fixed_ip']} is not valid: Corral has no networks; "
-                "give networks 'none' or 'auto'.",
-                field="networks",
-            )
-
-
 def _count(value: int | str | None, default: int, field_name: str) -> int:
     if value is None:
         return default
@@ -496,7 +479,7 @@ def create_servers(
                 raise Invalid(f"Compute host {requested_host or requested_node} could not be found.", field="host")
             forced_host, forced_node = requested_host, requested_node
         _check_block_devices(image_ref, block_devices)
-        _check_networks(networks)
+        addressing.check_networks(networks)
         flavor = boot_request.flavor_for_boot(caller, str(flavor_ref))
         image = boot_request.image_for_boot(caller, image_ref, flavor)
         if flavor.root_gb == 0 and not caller.is_admin:

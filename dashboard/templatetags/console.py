@@ -40,6 +40,7 @@ NAV_SECTIONS = {
     "zones": "zones",
     "hosts": "hosts",
     "flavors": "flavors",
+    "addresses": "servers",  # the address pools: a page of the Servers section
     "servers": "servers",
     "scheduling": "scheduling",
     "images": "images",

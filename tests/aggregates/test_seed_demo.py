@@ -5,6 +5,7 @@ from io import StringIO
 from django.apps import apps
 from django.core.management import call_command
 
+from aggregates.addressing.models import AddressPool
 from aggregates.demo import seed as demo
 from aggregates.flavors.models import Flavor
 from aggregates.host_aggregates.models import Aggregate, AggregateMetadata
@@ -27,6 +28,11 @@ def test_seed_builds_the_demo_cloud_and_a_second_run_changes_nothing(db):
     assert Service.objects.filter(binary="nova-compute").count() == len(demo.HOSTS) == 46
     assert Aggregate.objects.count() == len(demo.AGGREGATES)
     assert Flavor.objects.count() == len(demo.FLAVORS) == 12
+    assert sorted(AddressPool.objects.values_list("name", "kind")) == [
+        ("gpu-net", "internal"),
+        ("private", "internal"),
+        ("public", "external"),
+    ]
     assert set(AggregateMetadata.objects.filter(key="availability_zone").values_list("value", flat=True)) == {
         "az1",
         "az2",

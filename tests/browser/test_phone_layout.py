@@ -4,6 +4,7 @@ screen, and nothing the Content-Security-Policy refuses is on any page."""
 
 import pytest
 
+from aggregates.addressing.models import AddressPool
 from aggregates.flavors.models import Flavor
 from aggregates.host_aggregates.models import Aggregate
 from aggregates.hosts.models import ComputeNode, Service
@@ -39,6 +40,9 @@ def console_pages():
         "flavor-create": "/flavors/new/",
         "flavor": f"/flavors/{flavor.flavorid}/",
         "flavor-private": f"/flavors/{private.flavorid}/",
+        "addresses": "/addresses/",
+        "address-pool-create": "/addresses/new/",
+        "address-pool": f"/addresses/{AddressPool.objects.get(name='private').uuid}/",
         "providers": "/resource-providers/",
         "images": "/images/",
         "image-create": "/images/new/",

@@ -118,6 +118,11 @@ def compute_endpoints(world):
         ("post", "/os-host-registrations", {"registration": registration}),
         ("put", f"/os-quota-sets/{world['project']}", {"quota_set": {"instances": 50, "cores": "60", "force": True}}),
         ("put", "/os-quota-class-sets/default", {"quota_class_set": {"instances": 50, "ram": "60000"}}),
+        (
+            "post",
+            "/os-address-pools",
+            {"address_pool": {"name": "fz", "cidr": "10.77.0.0/24", "gateway": "10.77.0.1", "kind": "external"}},
+        ),
     ]
 
 

@@ -7,6 +7,7 @@ are collected."""
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +36,14 @@ clouds:
 def openstack_cli():
     """The path of the stock CLI, installed on first use."""
     return provision.openstack_cli()
+
+
+@pytest.fixture(scope="session")
+def sdk_clients():
+    """(the Python of the stock CLI's virtualenv, which holds openstacksdk
+    4.22.0; the bin folder of Ansible's, with its openstack.cloud collection),
+    installed on first use."""
+    return Path(provision.openstack_cli()).parent / "python", provision.ansible_venv() / "bin"
 
 
 @pytest.fixture

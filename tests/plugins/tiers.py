@@ -4,7 +4,7 @@ pyproject.toml):
 
 - ``processes``: starts real servers or workers (gunicorn, Celery, host agents, python -c).
 - ``browser``: drives Debian's chromium with Playwright.
-- ``cli``: runs the stock ``openstack`` CLI.
+- ``cli``: runs the stock ``openstack`` CLI (or openstacksdk's cloud layer and Ansible).
 - ``upstream``: runs upstream OpenStack Placement.
 - ``heavy``: sweeps hundreds of hostile payloads, races fifty boots, or
   builds 5,000 hosts for a query-count baseline.
@@ -25,6 +25,7 @@ TIERS = ("processes", "browser", "cli", "upstream", "heavy")
 FIXTURE_TIERS = {
     "browser": "browser",
     "openstack": "cli",
+    "sdk_clients": "cli",
     "upstream_placement": "upstream",
     "process_stack": "processes",
     "brokerless_server": "processes",

@@ -179,8 +179,8 @@ def test_a_server_deleted_while_it_builds_gives_its_claim_back(cloud, admin_api,
     flavor, image = cloud.flavor(), cloud.image()
     real_schedule = build.scheduling.schedule_and_claim
 
-    def schedule_then_delete(spec, uuids):
-        result = real_schedule(spec, uuids)
+    def schedule_then_delete(spec, uuids, *rest, **kw):
+        result = real_schedule(spec, uuids, *rest, **kw)
         assert admin_api.delete(f"/servers/{uuids[0]}").status_code == 204
         return result
 
@@ -194,7 +194,7 @@ def test_placement_down_during_the_build_is_an_error(cloud, admin_api, monkeypat
     cloud.host("h1")
     flavor, image = cloud.flavor(), cloud.image()
 
-    def unavailable(spec, uuids):
+    def unavailable(spec, uuids, *rest, **kw):
         raise Unavailable("Scheduling is not possible now: placement is down")
 
     monkeypatch.setattr(build.scheduling, "schedule_and_claim", unavailable)

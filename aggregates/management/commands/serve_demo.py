@@ -75,6 +75,11 @@ class Command(BaseCommand):
         if not os.environ.get("ALLOW_RESIZE_TO_SAME_HOST"):
             # The demo's hosts are few: a resize may stay where it is (Nova's allow_resize_to_same_host).
             demo_settings["ALLOW_RESIZE_TO_SAME_HOST"] = "true"
+        if not os.environ.get("AUTO_ASSIGN_FLOATING_IP"):
+            # A floating address from the demo's "public" pool for every boot:
+            # openstacksdk's and Ansible's defaults (auto_ip) want an external address.
+            demo_settings["AUTO_ASSIGN_FLOATING_IP"] = "1"
+            settings.AUTO_ASSIGN_FLOATING_IP = True
         if demo_settings:  # and for this one's (the seed and the demo hosts' thread)
             settings.CACHE_DRIVER = demo_settings.get("CACHE_DRIVER", settings.CACHE_DRIVER)
             if "ENABLED_FILTERS" in demo_settings:
