@@ -17,7 +17,7 @@ from aggregates.audit import services as events
 from aggregates.errors import Conflict, Invalid, ServiceError, Unavailable
 from aggregates.hosts.models import ComputeNode
 from aggregates.identity.caller import Caller
-from aggregates.moves import checks, notifications, states
+from aggregates.moves import checks, notifications, running, states
 from aggregates.moves.models import ServerMigration
 from aggregates.placement_client import PlacementError
 from aggregates.quotas import services as quotas
@@ -160,6 +160,7 @@ def _complete_revert(caller: Caller, migration_pk: int) -> ServerMigration:
         migration.save(update_fields=["status", "updated_at"])
         migration.server = server
         action = actions.latest(server, actions.REVERT_RESIZE)
+        running.record_readdress(action, server, migration.source_compute or "")
         actions.event_finish(action, actions.REVERT_RESIZE_EVENT, host=migration.dest_compute)
         actions.event_start(action, actions.FINISH_REVERT_RESIZE_EVENT, host=migration.source_compute)
         actions.event_finish(action, actions.FINISH_REVERT_RESIZE_EVENT, host=migration.source_compute)

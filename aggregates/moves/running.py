@@ -114,7 +114,7 @@ def run_move(migration_pk: int) -> MoveOutcome:
 READDRESS_EVENT = "compute_readdress"
 
 
-def _readdress(action: InstanceAction | None, server: Server, host: str) -> None:
+def record_readdress(action: InstanceAction | None, server: Server, host: str) -> None:
     """The server's addresses on its new host (addressing.readdress),
     recorded as an event of the move's action when any changed."""
     changes = addressing.readdress(server, host)
@@ -182,7 +182,7 @@ def finish(
             actions.event_finish(action, states.CONDUCTOR_EVENT[kind])
             actions.event_start(action, states.COMPUTE_EVENT[kind], host=target.host)
             actions.event_finish(action, states.COMPUTE_EVENT[kind], host=target.host)
-            _readdress(action, server, target.host)
+            record_readdress(action, server, target.host)
             moved = True
             notifications.record(caller, f"{states.EVENT[kind]}.end", server, migration)
         else:

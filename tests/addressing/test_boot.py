@@ -129,3 +129,28 @@ def test_a_move_keeps_or_replaces_the_address(cloud, boot, pool, admin_api):
     event = InstanceActionEvent.objects.get(event="compute_readdress")
     assert event.action.action == "live-migration" and event.result == "Success"
     assert "10.1.0.1 (fixed, pool net1) replaced by" in event.details
+
+
+def test_a_reverted_resize_takes_the_address_back_where_the_server_returns(cloud, boot, pool, admin_api):
+    cloud.host("h1")
+    cloud.host("h2")
+    cloud.aggregate("rack1", ["h1"])
+    cloud.aggregate("rack2", ["h2"])
+    pool("net1", "10.1.0.0/24", "", scope="aggregate", aggregate="rack1")
+    pool("net2", "10.2.0.0/24", "", scope="aggregate", aggregate="rack2")
+    server = boot()
+    source = server["OS-EXT-SRV-ATTR:host"]
+    bigger = cloud.flavor("m1.bigger", vcpus=2, ram=1024, disk=1)
+    response = admin_api.post(f"/servers/{server['id']}/action", {"resize": {"flavorRef": bigger.flavorid}})
+    assert response.status_code == 202, response.content
+    resized = admin_api.get(f"/servers/{server['id']}", version="2.100").json()["server"]
+    assert resized["status"] == "VERIFY_RESIZE" and resized["OS-EXT-SRV-ATTR:host"] != source
+    assert set(resized["addresses"]) == {"net1", "net2"} - set(server["addresses"])
+
+    response = admin_api.post(f"/servers/{server['id']}/action", {"revertResize": None})
+    assert response.status_code == 202, response.content
+    reverted = admin_api.get(f"/servers/{server['id']}", version="2.100").json()["server"]
+    assert reverted["OS-EXT-SRV-ATTR:host"] == source
+    assert set(reverted["addresses"]) == set(server["addresses"])
+    events = InstanceActionEvent.objects.filter(event="compute_readdress").order_by("id")
+    assert [event.action.action for event in events] == ["resize", "revertResize"]
