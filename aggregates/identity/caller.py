@@ -2,11 +2,12 @@
 came from, and the roles a user holds (read at every check, so revoking a
 role takes effect at once)."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from aggregates.identity.models import Project, RoleAssignment
+from config import policy
 
 if TYPE_CHECKING:
     # django-stubs' stand-in for the AUTH_USER_MODEL class (its plugin resolves it).
@@ -47,6 +48,8 @@ class Caller:
     project_id: str = ""
     roles: frozenset[str] = field(default_factory=frozenset)
     request_id: str = ""
+    # The user's id where it is not a Django user's (an external Keystone's user).
+    user_id: str = ""
 
     @property
     def is_admin(self) -> bool:
@@ -54,7 +57,18 @@ class Caller:
 
     @property
     def can_read_admin_views(self) -> bool:
-        return bool(self.roles & {ADMIN, READER})
+        """Whether the caller reads the administrators' views (the policy's
+        ``admin_reader_api``: a read-only admin)."""
+        return self.may("admin_reader_api")
+
+    @property
+    def creds(self) -> dict[str, Any]:
+        return policy.creds(self.roles, self.project_id, self.user_id or self.username)
+
+    def may(self, rule: str, target: Mapping[str, Any] | None = None) -> bool:
+        """Whether the policy's ``rule`` lets this caller act on ``target``
+        (by default its own project)."""
+        return policy.allowed(rule, self.creds, target)
 
     @classmethod
     def system(cls, name: str = "corral", request_id: str = "") -> Self:

@@ -75,8 +75,8 @@ def _accept(
     return migration
 
 
-# The policies of each kind, without and with a requested host (admin only
-# in Corral: Nova's project-manager role does not exist here).
+# The policies of each kind, without and with a requested host (config/policy.py:
+# Nova's project managers may move their project's servers without a host).
 POLICIES = {
     states.LIVE: (
         "os_compute_api:os-migrate-server:migrate_live",
@@ -99,7 +99,9 @@ def _begin(
     with events.failures_recorded(caller, f"move_server:{kind}", "server", server_uuid):
         with transaction.atomic():
             server = checks.locked_server(caller, server_uuid)
-            _admin_only(caller, POLICIES[kind][1 if requested_host else 0])
+            rule = POLICIES[kind][1 if requested_host else 0]
+            if not caller.may(rule, {"project_id": server.project_id, "user_id": server.user_id}):
+                raise Forbidden.by_policy(rule)
             if request.get("force") and not requested_host:
                 raise Invalid(FORCE_WITHOUT_HOST, field="force")
             checks.check_move(server, kind, server_uuid, requested_host)
@@ -221,7 +223,7 @@ class MigrationQuery:
 
 
 def _admin_only(caller: Caller, policy: str) -> None:
-    if not caller.is_admin:
+    if not caller.may(policy):
         raise Forbidden.by_policy(policy)
 
 
