@@ -26,6 +26,7 @@ FIXTURE_TIERS = {
     "openstack": "cli",
     "upstream_placement": "upstream",
     "process_stack": "processes",
+    "keystone": "processes",
     "brokerless_server": "processes",
     "big_cloud": "heavy",
 }
