@@ -50,6 +50,11 @@ class Caller:
     request_id: str = ""
     # The user's id where it is not a Django user's (an external Keystone's user).
     user_id: str = ""
+    # This caller's policy decisions, by rule and target: a list view asks
+    # the same rule for every row, and one oslo.policy check costs ~0.2 ms.
+    _decisions: dict[tuple[str, tuple[tuple[str, Any], ...]], bool] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def is_admin(self) -> bool:
@@ -68,7 +73,11 @@ class Caller:
     def may(self, rule: str, target: Mapping[str, Any] | None = None) -> bool:
         """Whether the policy's ``rule`` lets this caller act on ``target``
         (by default its own project)."""
-        return policy.allowed(rule, self.creds, target)
+        key = (rule, tuple(sorted((target or {}).items())))
+        decision = self._decisions.get(key)
+        if decision is None:
+            decision = self._decisions[key] = policy.allowed(rule, self.creds, target)
+        return decision
 
     @classmethod
     def system(cls, name: str = "corral", request_id: str = "") -> Self:
