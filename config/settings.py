@@ -192,11 +192,40 @@ CELERY_TASK_ACKS_LATE = True
 FOLLOW_UP_WAIT_SECONDS: float | None = env_float("FOLLOW_UP_WAIT_SECONDS", 0.25)
 
 # --- OpenStack-facing behaviour ------------------------------------------
-# keystone: tokens issued by /identity/v3/auth/tokens. noauth2: test mode,
-# "X-Auth-Token: admin" is an admin and any other token a plain user. UNSAFE.
+# keystone: Corral's own identity, tokens issued by /identity/v3/auth/tokens.
+# external-keystone: tokens of the cloud's Keystone (KEYSTONE_AUTH_URL),
+# validated with Corral's service user; /identity is not served.
+# noauth2: test mode, "X-Auth-Token: admin" is an admin and any other token a plain user. UNSAFE.
 AUTH_STRATEGY = os.environ.get("AUTH_STRATEGY", "keystone")
-if AUTH_STRATEGY not in ("keystone", "noauth2"):
-    raise RuntimeError("AUTH_STRATEGY must be 'keystone' or 'noauth2'")
+if AUTH_STRATEGY not in ("keystone", "external-keystone", "noauth2"):
+    raise RuntimeError("AUTH_STRATEGY must be 'keystone', 'external-keystone' or 'noauth2'")
+# The external Keystone (AUTH_STRATEGY=external-keystone) and Corral's service user there.
+KEYSTONE_AUTH_URL = os.environ.get("KEYSTONE_AUTH_URL", "").rstrip("/")
+KEYSTONE_SERVICE_USERNAME = os.environ.get("KEYSTONE_SERVICE_USERNAME", "corral")
+KEYSTONE_SERVICE_PASSWORD = os.environ.get("KEYSTONE_SERVICE_PASSWORD", "")
+KEYSTONE_SERVICE_PROJECT_NAME = os.environ.get("KEYSTONE_SERVICE_PROJECT_NAME", "service")
+KEYSTONE_SERVICE_USER_DOMAIN_NAME = os.environ.get("KEYSTONE_SERVICE_USER_DOMAIN_NAME", "Default")
+KEYSTONE_SERVICE_PROJECT_DOMAIN_NAME = os.environ.get("KEYSTONE_SERVICE_PROJECT_DOMAIN_NAME", "Default")
+# Seconds a token's validation is kept (keystonemiddleware's token_cache_time);
+# a token revoked in Keystone is refused once its entry expires.
+KEYSTONE_TOKEN_CACHE_SECONDS = env_int("KEYSTONE_TOKEN_CACHE_SECONDS", 300)
+# Where validations are kept: empty, each process's memory; a redis:// URL, shared by every worker.
+KEYSTONE_TOKEN_CACHE_URL = os.environ.get("KEYSTONE_TOKEN_CACHE_URL", "")
+# Seconds to wait for Keystone (to connect, and for each answer): past it, 503.
+KEYSTONE_TIMEOUT = env_float("KEYSTONE_TIMEOUT", 5.0)
+if AUTH_STRATEGY == "external-keystone" and not KEYSTONE_AUTH_URL:
+    raise RuntimeError("AUTH_STRATEGY=external-keystone needs KEYSTONE_AUTH_URL")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "keystone_tokens": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": KEYSTONE_TOKEN_CACHE_URL}
+        if KEYSTONE_TOKEN_CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "keystone-tokens"}
+    ),
+}
+# Who may do what: an operator policy file in oslo.policy's YAML format,
+# overriding config/policy.py's defaults (`manage.py show_policy` prints the result).
+POLICY_FILE = os.environ.get("POLICY_FILE", "")
 TOKEN_EXPIRATION = env_int("TOKEN_EXPIRATION", 3600)
 # Base URL used for the service catalog and links; built from each request when empty.
 PUBLIC_URL = os.environ.get("PUBLIC_URL", "").rstrip("/")
@@ -236,7 +265,7 @@ LOGGING = request_context.logging_config(LOG_FORMAT, os.environ.get("LOG_LEVEL",
 
 # Placement checks keystone-mode tokens through this callable (token, request_id)
 # -> Caller or None, named here so that placement/ never imports aggregates/.
-PLACEMENT_TOKEN_VALIDATOR = os.environ.get("PLACEMENT_TOKEN_VALIDATOR", "aggregates.identity.services.caller_for_token")
+PLACEMENT_TOKEN_VALIDATOR = os.environ.get("PLACEMENT_TOKEN_VALIDATOR", "aggregates.identity.keystone.check_token")
 
 # --- Mirroring aggregates into placement ------------------------------------
 # Token sent to placement. Empty: "admin" under noauth2, else a token that

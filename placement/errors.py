@@ -58,3 +58,7 @@ class Conflict(PlacementError):
 
 class UnsupportedMediaType(PlacementError):
     status = 415
+
+
+class ServiceUnavailable(PlacementError):
+    status = 503

@@ -10,7 +10,9 @@ it again. ``OPENSTACK_CLI``, ``UPSTREAM_PLACEMENT_VENV`` and ``HAPROXY``
 still point the tests at tools installed elsewhere."""
 
 import fcntl
+import grp
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -27,6 +29,7 @@ HAPROXY_PACKAGES = ("haproxy", "liblua5.3-0", "libopentracing-c-wrapper0", "libo
 # Python 3.11, with openstack.cloud 2.5.0, which reads openstack.version: gone from openstacksdk 4.15.0,
 # hence 4.14.0 here; openstacksdk 4.22.0 itself is tested from the CLI's virtualenv).
 ANSIBLE_PINS = ("ansible==12.3.0", "ansible-core==2.19.14", "openstacksdk==4.14.0")
+KEYSTONE_PINS = ("keystone==30.0.0", "gunicorn==27.0.1")
 
 
 class ProvisionError(RuntimeError):
@@ -141,13 +144,96 @@ def ansible_venv() -> Path:
     return cached_venv("ansible-venv", ANSIBLE_PINS, "ansible-playbook")
 
 
+def keystone_venv() -> Path:
+    """A virtualenv with Keystone 30.0.0 and gunicorn (tests/keystone)."""
+    configured = os.environ.get("KEYSTONE_VENV")
+    if configured:
+        return Path(configured)
+    return cached_venv("keystone-venv", KEYSTONE_PINS, "keystone-manage")
+
+
+KEYSTONE_TEMPLATE_CONF = """\
+[DEFAULT]
+log_file = {dir}/keystone.log
+[database]
+connection = sqlite:///{dir}/keystone.db
+[token]
+provider = fernet
+expiration = 3600
+[fernet_tokens]
+key_repository = {dir}/fernet-keys
+[credential]
+key_repository = {dir}/credential-keys
+[cache]
+enabled = false
+[identity]
+# bcrypt's cheapest cost: the tests' logins are many, their passwords test values
+password_hash_rounds = 4
+"""
+KEYSTONE_ADMIN_PASSWORD = "keystone-admin-secret"
+# Bootstrap's identity endpoints, before a run's Keystone has its port (the
+# fixture points them at it).
+KEYSTONE_PLACEHOLDER_URL = "http://127.0.0.1:5000/v3"
+
+
+def keystone_template() -> Path:
+    """var/keystone-template: a Keystone database and key repositories made
+    once by ``keystone-manage`` (db_sync, fernet_setup and credential_setup
+    with --keystone-user/--keystone-group, bootstrap with an admin of project
+    admin and region RegionOne), copied for each run (about a minute of
+    keystone-manage runs on two loaded cores, saved per run)."""
+    venv = keystone_venv()
+    template = VAR / "keystone-template"
+    stamp = template / ".corral-pins"
+    wanted = "\n".join(KEYSTONE_PINS) + "\n" + KEYSTONE_TEMPLATE_CONF
+    if stamp.exists() and stamp.read_text() == wanted:
+        return template
+    with open(VAR / ".keystone-template.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stamp.exists() and stamp.read_text() == wanted:
+            return template
+        building = VAR / "keystone-template.building"
+        shutil.rmtree(building, ignore_errors=True)
+        building.mkdir(parents=True)
+        conf = building / "keystone.conf"
+        conf.write_text(KEYSTONE_TEMPLATE_CONF.format(dir=building))
+        owner = building.stat()
+        user, group = pwd.getpwuid(owner.st_uid).pw_name, grp.getgrgid(owner.st_gid).gr_name
+        manage = [str(venv / "bin/keystone-manage"), "--config-file", str(conf)]
+        urls = [f"--bootstrap-{kind}-url={KEYSTONE_PLACEHOLDER_URL}" for kind in ("admin", "internal", "public")]
+        steps = [
+            [*manage, "db_sync"],
+            [*manage, "fernet_setup", "--keystone-user", user, "--keystone-group", group],
+            [*manage, "credential_setup", "--keystone-user", user, "--keystone-group", group],
+            [
+                *manage,
+                "bootstrap",
+                "--bootstrap-password",
+                KEYSTONE_ADMIN_PASSWORD,
+                "--bootstrap-region-id",
+                "RegionOne",
+                *urls,
+            ],
+        ]
+        for step in steps:
+            result = subprocess.run(step, capture_output=True, text=True, timeout=600)
+            if result.returncode != 0:
+                raise ProvisionError(f"{' '.join(step)} failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
+        (building / "keystone.log").unlink(missing_ok=True)
+        conf.unlink()
+        shutil.rmtree(template, ignore_errors=True)
+        building.rename(template)
+        stamp.write_text(wanted)
+    return template
+
+
 def install_in_background() -> threading.Thread:
-    """Build the cached virtualenvs and unpack haproxy in a thread, so that a whole run's
+    """Build the cached virtualenvs (and Keystone's template) and unpack haproxy in a thread, so that a whole run's
     other tests go on meanwhile; the tests that need them wait on the
     lock above. A failure is left for those tests to meet and report."""
 
     def install() -> None:
-        for build in (upstream_placement_venv, openstack_cli, haproxy, ansible_venv):
+        for build in (upstream_placement_venv, openstack_cli, keystone_template, haproxy, ansible_venv):
             try:
                 build()
             except (ProvisionError, OSError, subprocess.SubprocessError):

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from aggregates.errors import ServiceError
 from config.json_bodies import escape
+from config.public_url import keystone_uri
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,9 @@ def compute_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         return fault_response(400, "The request body could not be read.")
     if isinstance(exc, (drf.NotAuthenticated, drf.AuthenticationFailed)):
         return fault_response(
-            401, "The request you have made requires authentication.", {"WWW-Authenticate": 'Keystone uri="/identity"'}
+            401,
+            "The request you have made requires authentication.",
+            {"WWW-Authenticate": f'Keystone uri="{keystone_uri(context["request"], "/identity")}"'},
         )
     if isinstance(exc, drf.PermissionDenied):
         return fault_response(403, str(exc.detail))

@@ -250,6 +250,9 @@ class IdentityAPIView(APIView):
         return identity_exception_handler
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        if settings.AUTH_STRATEGY == "external-keystone":
+            # The cloud's Keystone is the identity service (and its catalog).
+            raise ApiError(404, "The identity service is the cloud's Keystone: Corral serves none.")
         problem = json_bodies.problem_of(request)
         if problem:
             raise ApiError(400, problem + CLIENT_ERROR)

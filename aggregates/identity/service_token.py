@@ -2,7 +2,9 @@
 client's token provider (settings.PLACEMENT_TOKEN_PROVIDER names
 ``service_token``), so that the client itself knows nothing of identity.
 
-PLACEMENT_AUTH_TOKEN when set, else "admin" under noauth2, else a token
+PLACEMENT_AUTH_TOKEN when set, else "admin" under noauth2, else, with an
+external Keystone, the Keystone token of Corral's service user
+(identity/keystone.py), else a token
 Corral issues for its own service user (PLACEMENT_SERVICE_USER, admin on
 project "service"), kept until a minute before it expires, and issued again
 when the client asks to renew it (placement answered 401). Corral's
@@ -16,6 +18,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from aggregates.identity import keystone
 from aggregates.identity import services as identity
 from aggregates.identity.caller import ADMIN
 
@@ -33,6 +36,8 @@ def service_token(renew: bool = False) -> str:
         return settings.PLACEMENT_AUTH_TOKEN
     if not uses_service_user():
         return "admin"
+    if settings.AUTH_STRATEGY == "external-keystone":
+        return keystone.service_token(renew)
     with _service_token_lock:
         expires_at = _service_token["expires_at"]
         if renew or expires_at is None or expires_at - timedelta(minutes=1) <= timezone.now():

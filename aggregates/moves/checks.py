@@ -4,7 +4,7 @@ compute services."""
 
 from collections.abc import Iterable
 
-from aggregates.errors import Conflict, Invalid, NotFound
+from aggregates.errors import Conflict, Forbidden, Invalid, NotFound
 from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity.caller import Caller
 from aggregates.moves import states
@@ -81,3 +81,9 @@ def check_move(server: Server, kind: str, server_ref: str, requested_host: str |
             raise Invalid(f"Compute service of {server.host} is still in use.", field="host")
     else:
         raise Invalid(f"Unknown move kind {kind}: one of {', '.join(states.KINDS)}.", field="kind")
+
+
+def authorize(caller: Caller, rule: str, server: Server) -> None:
+    """The policy's ``rule`` (config/policy.py) on the server's project: Nova's 403 otherwise."""
+    if not caller.may(rule, {"project_id": server.project_id, "user_id": server.user_id}):
+        raise Forbidden.by_policy(rule)

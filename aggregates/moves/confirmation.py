@@ -101,6 +101,7 @@ def revert_resize(caller: Caller, server_uuid: str) -> ServerMigration:
     with events.failures_recorded(caller, "revert_resize", "server", server_uuid):
         with transaction.atomic():
             server = checks.locked_server(caller, server_uuid)
+            checks.authorize(caller, "os_compute_api:servers:revert_resize", server)
             if server.vm_state != states.RESIZED:
                 raise checks.invalid_state("revertResize", server_uuid, "vm_state", server.vm_state)
             if server.task_state is not None:

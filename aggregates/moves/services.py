@@ -88,8 +88,8 @@ def _accept(
     return migration
 
 
-# The policies of each kind, without and with a requested host (admin only
-# in Corral: Nova's project-manager role does not exist here).
+# The policies of each kind, without and with a requested host (config/policy.py:
+# Nova's project managers may move their project's servers without a host).
 POLICIES = {
     states.LIVE: (
         "os_compute_api:os-migrate-server:migrate_live",
@@ -112,7 +112,7 @@ def _begin(
     with events.failures_recorded(caller, f"move_server:{kind}", "server", server_uuid):
         with transaction.atomic():
             server = checks.locked_server(caller, server_uuid)
-            _admin_only(caller, POLICIES[kind][1 if requested_host else 0])
+            checks.authorize(caller, POLICIES[kind][1 if requested_host else 0], server)
             if request.get("force") and not requested_host:
                 raise Invalid(FORCE_WITHOUT_HOST, field="force")
             checks.check_move(server, kind, server_uuid, requested_host)
@@ -242,6 +242,7 @@ def resize(caller: Caller, server_uuid: str, flavor_ref: str) -> ServerMigration
     with events.failures_recorded(caller, "resize_server", "server", server_uuid):
         with transaction.atomic():
             server = checks.locked_server(caller, server_uuid)
+            checks.authorize(caller, "os_compute_api:servers:resize", server)
             checks.check_move(server, kind, server_uuid, None)
             flavor = _flavor_for_resize(caller, server, flavor_ref)
             quotas.check_resize(server.project_id, server.user_id or None, server.flavor, flavor)
@@ -287,7 +288,7 @@ class MigrationQuery:
 
 
 def _admin_only(caller: Caller, policy: str) -> None:
-    if not caller.is_admin:
+    if not caller.may(policy):
         raise Forbidden.by_policy(policy)
 
 

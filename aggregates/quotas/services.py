@@ -207,9 +207,9 @@ def detail(project_id: str, user_id: str | None = None) -> dict[str, QuotaDetail
 # --- reading, with the policies ------------------------------------------------
 
 
-def _may_read(caller: Caller, project_id: str, policy: str) -> None:
-    """Nova's project-reader-or-admin rule: the project's own users, admins and readers."""
-    if not (caller.can_read_admin_views or caller.project_id == project_id):
+def _authorize(caller: Caller, policy: str, project_id: str | None = None) -> None:
+    """The policy's rule (config/policy.py), on ``project_id``'s quotas when given."""
+    if not caller.may(policy, {"project_id": project_id} if project_id is not None else None):
         raise Forbidden.by_policy(policy)
 
 
@@ -222,13 +222,13 @@ def verify_project(project_id: str) -> None:
 
 
 def show(caller: Caller, project_id: str, user_id: str | None = None) -> dict[str, int]:
-    _may_read(caller, project_id, SHOW_POLICY)
+    _authorize(caller, SHOW_POLICY, project_id)
     verify_project(project_id)
     return limits(project_id, user_id)
 
 
 def show_detail(caller: Caller, project_id: str, user_id: str | None = None) -> dict[str, QuotaDetail]:
-    _may_read(caller, project_id, DETAIL_POLICY)
+    _authorize(caller, DETAIL_POLICY, project_id)
     verify_project(project_id)
     return detail(project_id, user_id)
 
@@ -241,8 +241,8 @@ def show_defaults(caller: Caller, project_id: str) -> dict[str, int]:
 
 def limits_of(caller: Caller, tenant_id: str | None = None) -> dict[str, QuotaDetail]:
     """GET /limits: the caller's project, or ``tenant_id``'s (admins only)."""
-    if tenant_id is not None and not caller.is_admin:
-        raise Forbidden.by_policy(LIMITS_OTHER_PROJECT_POLICY)
+    if tenant_id is not None:
+        _authorize(caller, LIMITS_OTHER_PROJECT_POLICY)
     return detail(tenant_id if tenant_id is not None else caller.project_id)
 
 
@@ -322,8 +322,7 @@ def update(
     at least what is used (and within what the project leaves a user): the
     first that is not refuses the whole change. Returns the limits after."""
     with events.failures_recorded(caller, "update_quota_set", "project", project_id):
-        if not caller.is_admin:
-            raise Forbidden.by_policy(UPDATE_POLICY)
+        _authorize(caller, UPDATE_POLICY)
         verify_project(project_id)
         with transaction.atomic():
             _lock(project_id)
@@ -349,8 +348,7 @@ def update(
 def delete(caller: Caller, project_id: str, user_id: str | None = None) -> None:
     """Back to the defaults: the project's limits and its users' (or one user's) go."""
     with events.failures_recorded(caller, "delete_quota_set", "project", project_id):
-        if not caller.is_admin:
-            raise Forbidden.by_policy(DELETE_POLICY)
+        _authorize(caller, DELETE_POLICY)
         with transaction.atomic():
             rows = ProjectQuota.objects.filter(project_id=project_id)
             if user_id:
@@ -362,16 +360,14 @@ def delete(caller: Caller, project_id: str, user_id: str | None = None) -> None:
 
 
 def show_class(caller: Caller, class_name: str) -> dict[str, int]:
-    if not caller.is_admin:
-        raise Forbidden.by_policy(CLASS_SHOW_POLICY)
+    _authorize(caller, CLASS_SHOW_POLICY)
     return class_limits(class_name)
 
 
 def update_class(caller: Caller, class_name: str, values: Mapping[str, Any]) -> dict[str, int]:
     """Set a quota class's limits (the ``default`` class: everyone's defaults)."""
     with events.failures_recorded(caller, "update_quota_class_set", "quota_class", class_name):
-        if not caller.is_admin:
-            raise Forbidden.by_policy(CLASS_UPDATE_POLICY)
+        _authorize(caller, CLASS_UPDATE_POLICY)
         if not class_name:
             raise Invalid("quota_class_name has a minimum character requirement of 1.", field="id")
         if len(class_name) > 255:

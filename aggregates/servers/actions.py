@@ -65,6 +65,8 @@ def start(caller: Caller, server: Server, action: str, now: datetime | None = No
 
 
 def _user_id(caller: Caller) -> str | None:
+    if caller.user_id:
+        return caller.user_id
     if caller.user is not None:
         return identity.user_id_of(caller.user)
     return caller.username or None

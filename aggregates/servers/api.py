@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from aggregates.addressing import serializers as address_views
 from aggregates.addressing import services as addressing
-from aggregates.compute_api.auth import caller_of
+from aggregates.compute_api.auth import caller_of, enforce
 from aggregates.compute_api.base import ComputeAPIView
 from aggregates.compute_api.errors import ApiError
 from aggregates.compute_api.microversions import ComputeRequest
@@ -141,7 +141,7 @@ class ServerListView(ComputeAPIView):
         version = request.version
         body = validate(self.body(request), schemas.server_create(version))
         server = body["server"]
-        caller = caller_of(request)
+        caller = enforce(request, "os_compute_api:servers:create")
         if server.get("block_device_mapping") and server.get("block_device_mapping_v2"):
             raise ApiError(400, "Using different block_device_mapping syntaxes is not allowed in the same request.")
         hints = body.get("os:scheduler_hints", body.get("OS-SCH-HNT:scheduler_hints")) or {}
@@ -201,12 +201,12 @@ class ServerView(ComputeAPIView):
             "pinned_availability_zone": "pinned_availability_zone",
         }
         changes = {field: body[key] for key, field in fields.items() if key in body}
-        caller = caller_of(request)
+        caller = enforce(request, "os_compute_api:servers:update")
         server = service.update_server(caller, server_id, changes)
         return Response(serializers.update_body(request, server, caller))
 
     def delete(self, request: ComputeRequest, server_id: str) -> Response:
-        service.delete_server(caller_of(request), server_id)
+        service.delete_server(enforce(request, "os_compute_api:servers:delete"), server_id)
         return Response(status=204)
 
 

@@ -500,7 +500,7 @@ def create_servers(
             raise Invalid("Unable to allocate a single hostname to multiple instances", field="hostname")
         hints: dict[str, Any] = dict(scheduler_hints or {})
         reservation_id = _reservation_id()
-        user_id = identity.user_id_of(caller.user) if caller.user is not None else caller.username
+        user_id = caller.user_id or (identity.user_id_of(caller.user) if caller.user is not None else caller.username)
         now = timezone.now()
         build_request = {
             "availability_zone": zone,

@@ -23,8 +23,9 @@ from django.utils.http import http_date
 from django.utils.module_loading import import_string
 from django.views.decorators.csrf import csrf_exempt
 
-from config import json_bodies, request_context
-from config.public_url import public_base
+from config import json_bodies, policy, request_context
+from config.policy import TokenCheckUnavailable
+from config.public_url import keystone_uri
 from placement import errors
 from placement.standards import ensure_standard_names
 
@@ -112,9 +113,9 @@ def _challenge(request: HttpRequest) -> dict[str, str]:
     """A 401's ``WWW-Authenticate``, as keystonemiddleware sends it: where to
     get a token (this server's Keystone surface). Placement served alone
     (CORRAL_SERVICE=placement) has no Keystone surface to name: none."""
-    if settings.CORRAL_SERVICE == "placement":
+    if settings.CORRAL_SERVICE == "placement" and settings.AUTH_STRATEGY != "external-keystone":
         return {}
-    return {"WWW-Authenticate": f'Keystone uri="{public_base(request)}/identity"'}
+    return {"WWW-Authenticate": f'Keystone uri="{keystone_uri(request)}"'}
 
 
 def authenticate(request: PipelineRequest, open_route: bool) -> Caller | None:
@@ -134,26 +135,35 @@ def _caller_of_token(request: PipelineRequest, open_route: bool) -> Caller | Non
         raise errors.Unauthorized("Authentication required.", headers=_challenge(request))
     if settings.AUTH_STRATEGY == "noauth2":
         return _noauth_caller(request, token)
-    validated = import_string(settings.PLACEMENT_TOKEN_VALIDATOR)(token, request.request_id)
+    service_token = request.headers.get("X-Service-Token")
+    validator = import_string(settings.PLACEMENT_TOKEN_VALIDATOR)
+    try:
+        if service_token:
+            validated = validator(token, request.request_id, service_token=service_token)
+        else:
+            validated = validator(token, request.request_id)
+    except TokenCheckUnavailable:
+        raise errors.ServiceUnavailable("The identity service is unavailable: the token could not be checked.")
     if validated is None:
         if open_route:
             return None
         raise errors.Unauthorized("The request you have made requires authentication.", headers=_challenge(request))
     return Caller(
-        user_id=getattr(validated, "username", ""),
+        user_id=getattr(validated, "user_id", "") or getattr(validated, "username", ""),
         project_id=getattr(validated, "project_id", ""),
         roles=frozenset(validated.roles),
     )
 
 
 def authorize(request: PlacementRequest, rule: str, project_id: str | None = None) -> None:
-    """Admins (and services) may do everything; a reader may read a
-    project-scoped view (``project_id``) of its own project."""
+    """403 unless config/policy.py's ``rule`` lets the caller act (by
+    default admins and services; a project's readers read its usages:
+    ``project_id`` is the target's project)."""
     caller = request.caller
     if caller is not None:
-        if caller.is_admin:
-            return
-        if project_id is not None and "reader" in caller.roles and caller.project_id == project_id:
+        creds = policy.creds(caller.roles, caller.project_id, caller.user_id)
+        target = {"project_id": project_id if project_id is not None else caller.project_id}
+        if policy.allowed(rule, creds, target):
             return
     raise errors.Forbidden(f"Policy does not allow {rule} to be performed.")
 

@@ -28,6 +28,7 @@ FIXTURE_TIERS = {
     "sdk_clients": "cli",
     "upstream_placement": "upstream",
     "process_stack": "processes",
+    "keystone": "processes",
     "brokerless_server": "processes",
     "big_cloud": "heavy",
 }

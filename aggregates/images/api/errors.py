@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from django.http import HttpRequest, HttpResponse
 
 from config.json_bodies import escape
-from config.public_url import public_base
+from config.public_url import keystone_uri
 
 TITLES = {
     400: "Bad Request",
@@ -29,6 +29,7 @@ TITLES = {
     415: "Unsupported Media Type",
     416: "Request Range Not Satisfiable",
     500: "Internal Server Error",
+    503: "Service Unavailable",
 }
 
 HTML_PAGE = """\
@@ -126,5 +127,5 @@ def unauthorized_response(request: HttpRequest) -> HttpResponse:
     message = "The request you have made requires authentication."
     body = {"error": {"code": 401, "title": "Unauthorized", "message": message}}
     response = HttpResponse(json.dumps(body), status=401, content_type="application/json")
-    response.headers["WWW-Authenticate"] = f'Keystone uri="{public_base(request)}/identity"'
+    response.headers["WWW-Authenticate"] = f'Keystone uri="{keystone_uri(request)}"'
     return response

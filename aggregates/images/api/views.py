@@ -17,10 +17,11 @@ from jsonschema import Draft4Validator
 
 from aggregates.compute_api.auth import noauth2_caller
 from aggregates.errors import ServiceError
-from aggregates.identity import services as identity
+from aggregates.identity import keystone
 from aggregates.identity.caller import Caller
 from aggregates.images import activation, members, schemas, serializers, services, storage
 from config import json_bodies, request_context
+from config.policy import TokenCheckUnavailable
 from config.public_url import public_base
 
 from . import schema_documents
@@ -42,7 +43,10 @@ def _caller(request: HttpRequest) -> Caller | None:
     if settings.AUTH_STRATEGY == "noauth2":
         caller: Caller | None = noauth2_caller(token, request_id)
     else:
-        caller = identity.caller_for_token(token, request_id)
+        try:
+            caller = keystone.check_token(token, request_id, request.headers.get("X-Service-Token"))
+        except TokenCheckUnavailable:
+            raise GlanceError(503, "The identity service is unavailable: the token could not be checked.")
     if caller is not None:
         request_context.update(user=caller.username, project=caller.project_id)
     return caller

@@ -20,7 +20,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from aggregates.hostagent import resources
 from aggregates.hostagent.cache import ImageCache
-from aggregates.hostagent.client import CorralClient, CorralError
+from aggregates.hostagent.client import CorralClient, CorralError, TokenProvider, keystone_tokens
 from aggregates.hostagent.server import HostAgent
 
 TOKEN_VARIABLE = "CORRAL_AGENT_TOKEN"
@@ -57,7 +57,11 @@ class Command(BaseCommand):
         parser.add_argument("--listen", required=True, help="HOST:PORT the agent listens on (PORT 0: any free port)")
         parser.add_argument("--cache-dir", required=True, help="directory of the image cache")
         parser.add_argument("--corral-url", required=True, help="Corral's base URL, e.g. http://corral:8000")
-        parser.add_argument("--token", help=f"Corral token of an admin (default: ${TOKEN_VARIABLE})")
+        parser.add_argument(
+            "--token",
+            help=f"Corral token of an admin (default: ${TOKEN_VARIABLE}; without one, the Keystone tokens "
+            "of the user the OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, OS_PROJECT_NAME... variables name)",
+        )
         parser.add_argument(
             "--advertise-url",
             help="URL Corral reaches the agent at (default: http://HOST:PORT of --listen)",
@@ -87,9 +91,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         logging.basicConfig(level=logging.INFO if options["verbosity"] > 1 else logging.WARNING, stream=sys.stderr)
-        token = options["token"] or os.environ.get(TOKEN_VARIABLE, "")
+        token: str | TokenProvider | None = options["token"] or os.environ.get(TOKEN_VARIABLE, "")
         if not token:
-            raise CommandError(f"A Corral token is needed: --token or ${TOKEN_VARIABLE}")
+            # With an external Keystone: the tokens of the user OS_* names.
+            token = keystone_tokens()
+        if not token:
+            raise CommandError(
+                f"A Corral token is needed: --token, ${TOKEN_VARIABLE}, or OS_AUTH_URL and OS_USERNAME..."
+            )
         if options["heartbeat_interval"] <= 0:
             raise CommandError("--heartbeat-interval must be positive")
         for name in ("vcpus", "memory_mb", "disk_gb"):

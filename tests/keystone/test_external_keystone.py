@@ -1,0 +1,273 @@
+"""AUTH_STRATEGY=external-keystone against a real Keystone 30.0.0 (one per
+session, tests/keystone/conftest.py): the stock CLI authenticated by that
+Keystone drives Corral, whose catalog ``register_keystone_catalog`` put
+there; Keystone's roles as upstream's defaults (a member's token also says
+reader, which reads no admin view); a revoked token refused once its cache
+entry expires; Keystone frozen or gone answers 503 in each API's format
+within the timeout; an operator policy file takes effect."""
+
+import io
+import json
+import os
+import subprocess
+import time
+
+import pytest
+import requests
+from django.core.cache import caches
+from django.core.management import call_command
+from django.test import override_settings
+
+from aggregates.hostagent.client import CorralClient, keystone_tokens
+from aggregates.identity import keystone as external
+from aggregates.identity import service_token
+from placement.standards import sync_standard_names
+from tests.keystone.conftest import ADMIN_PASSWORD, PASSWORD
+from tests.plugins.upstream_placement import free_port
+
+# One Keystone for the module: its tests run on one xdist worker.
+pytestmark = [pytest.mark.processes, pytest.mark.slow, pytest.mark.xdist_group("keystone")]
+
+SERVICE_PASSWORD = "corral-service-secret"
+TIMEOUT = 2.0  # the fault test's bound (the others allow a loaded machine's Keystone 15 s)
+
+CLOUDS_YAML = """\
+clouds:
+  kscloud:
+    auth_type: password
+    auth:
+      auth_url: {auth_url}/v3
+      username: admin
+      password: {password}
+      project_name: admin
+      user_domain_name: Default
+      project_domain_name: Default
+    identity_api_version: 3
+    interface: public
+    region_name: RegionOne
+"""
+
+
+def corral_settings(keystone):
+    return {
+        "AUTH_STRATEGY": "external-keystone",
+        "KEYSTONE_AUTH_URL": keystone.url,
+        "KEYSTONE_SERVICE_USERNAME": "corral",
+        "KEYSTONE_SERVICE_PASSWORD": SERVICE_PASSWORD,
+        "KEYSTONE_SERVICE_PROJECT_NAME": "service",
+        # a loaded machine's Keystone may take seconds; the fault test sets TIMEOUT
+        "KEYSTONE_TIMEOUT": 15.0,
+    }
+
+
+@pytest.fixture(scope="session")
+def keystone_cloud(keystone, live_server):
+    """Once a session: Corral's service user (admin and service on project
+    service), alice (member of demo), rita (reader of demo), and Corral's
+    catalog registered (the command run twice: it is idempotent)."""
+    keystone.ensure_user("corral", "service", "admin", "service", password=SERVICE_PASSWORD)
+    keystone.ensure_user("alice", "demo", "member")
+    keystone.ensure_user("rita", "demo", "reader")
+    with override_settings(**corral_settings(keystone)):
+        for _ in range(2):
+            out = io.StringIO()
+            call_command("register_keystone_catalog", public_url=live_server.url, stdout=out)
+    assert "already registered" in out.getvalue() and "created" not in out.getvalue()
+    external.forget_session()
+    return live_server.url
+
+
+@pytest.fixture
+def cloud(keystone, keystone_cloud, transactional_db, settings):
+    """Corral in external-keystone mode against ``keystone``; its base URL."""
+    for name, value in corral_settings(keystone).items():
+        setattr(settings, name, value)
+    settings.PLACEMENT_URL = settings.PLACEMENT_AUTH_TOKEN = settings.PUBLIC_URL = ""
+    settings.DEFAULT_SCHEDULE_ZONE = ""
+    settings.SERVICE_DOWN_TIME = 3600  # the hosts registered once; the CLI's steps may take minutes on a loaded machine
+    caches[external.CACHE_ALIAS].clear()
+    service_token.forget_service_token()
+    sync_standard_names()  # a transactional test starts from empty tables
+    yield keystone_cloud
+    caches[external.CACHE_ALIAS].clear()
+
+
+def get(url, token, **headers):
+    return requests.get(url, headers={"X-Auth-Token": token, **headers}, timeout=30)
+
+
+@pytest.mark.cli
+def test_stock_cli_through_keystone(cloud, keystone, openstack_cli, make_host, tmp_path):
+    (tmp_path / "clouds.yaml").write_text(CLOUDS_YAML.format(auth_url=keystone.url, password=ADMIN_PASSWORD))
+    env = {key: value for key, value in os.environ.items() if not key.startswith("OS_")}
+    env["HOME"] = str(tmp_path)
+    env.pop("XDG_CONFIG_HOME", None)
+
+    def cli(*args):
+        done = subprocess.run(
+            [openstack_cli, "--os-cloud", "kscloud", *args, "-f", "json"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout) if done.stdout.strip() else None
+
+    # The catalog is Keystone's, with Corral's three services in it.
+    services = {row["Type"] for row in cli("catalog", "list")}
+    assert {"compute", "placement", "image", "identity"} <= services
+
+    make_host("ks-h1")
+    node = make_host("ks-h2")
+    aggregate = cli("aggregate", "create", "--zone", "az1", "fast")
+    cli("aggregate", "add", "host", "fast", "ks-h2")
+    assert cli("aggregate", "show", "fast")["hosts"] == ["ks-h2"]
+    flavor = cli(
+        "flavor",
+        "create",
+        "--ram",
+        "512",
+        "--vcpus",
+        "1",
+        "--disk",
+        "1",
+        "--property",
+        "hw:cpu_policy=shared",
+        "m1.tiny",
+    )
+    assert flavor["properties"] == {"hw:cpu_policy": "shared"}
+
+    source = tmp_path / "disk.img"
+    source.write_bytes(b"corral through keystone" * 100)
+    image = cli("image", "create", "--file", str(source), "--disk-format", "qcow2", "--public", "cirros")
+    assert image["status"] == "active" and image["size"] == source.stat().st_size
+
+    server = cli(
+        "server", "create", "--flavor", "m1.tiny", "--image", "cirros", "--availability-zone", "az1",
+        "--nic", "none", "--wait", "vm1",
+    )  # fmt: skip
+    assert server["status"] == "ACTIVE" and server["OS-EXT-SRV-ATTR:host"] == "ks-h2"
+
+    # Corral's own calls to its placement (the mirroring, the claim) carried
+    # Keystone tokens of its service user: placement took them.
+    providers = {row["name"]: row["uuid"] for row in cli("resource", "provider", "list")}
+    assert str(node.uuid) in providers.values()
+    assert cli("resource", "provider", "aggregate", "list", str(node.uuid)) == [{"uuid": aggregate["uuid"]}]
+
+
+def test_roles_as_upstream_defaults(cloud, keystone):
+    member = keystone.token("alice", PASSWORD, "demo")
+    reader = keystone.token("rita", PASSWORD, "demo")
+    admin = keystone.token("admin", ADMIN_PASSWORD, "admin")
+
+    # A member is refused the admin operations, in each API's format; its
+    # token says reader too, but that reads no admin view here.
+    refused = requests.post(
+        f"{cloud}/compute/v2.1/os-aggregates",
+        json={"aggregate": {"name": "nope"}},
+        headers={"X-Auth-Token": member},
+        timeout=30,
+    )
+    assert refused.status_code == 403
+    assert (
+        refused.json()["forbidden"]["message"]
+        == "Policy doesn't allow os_compute_api:os-aggregates:create to be performed."
+    )
+    assert get(f"{cloud}/compute/v2.1/os-aggregates", member).status_code == 403
+    assert get(f"{cloud}/compute/v2.1/os-hypervisors", member).status_code == 403
+    placement = get(f"{cloud}/placement/resource_providers", member)
+    assert placement.status_code == 403 and placement.json()["errors"][0]["status"] == 403
+    assert get(f"{cloud}/compute/v2.1/os-aggregates", admin).status_code == 200
+    assert get(f"{cloud}/placement/resource_providers", admin).status_code == 200
+
+    # A reader lists but cannot write.
+    assert get(f"{cloud}/compute/v2.1/flavors", reader).status_code == 200
+    assert get(f"{cloud}/image/v2/images", reader).status_code == 200
+    written = requests.post(
+        f"{cloud}/image/v2/images",
+        json={"name": "nope", "disk_format": "raw", "container_format": "bare"},
+        headers={"X-Auth-Token": reader},
+        timeout=30,
+    )
+    assert written.status_code == 403, written.text
+    member_image = requests.post(
+        f"{cloud}/image/v2/images",
+        json={"name": "mine", "disk_format": "raw", "container_format": "bare"},
+        headers={"X-Auth-Token": member},
+        timeout=30,
+    )
+    assert member_image.status_code == 201, member_image.text
+
+    # A bad token is refused, naming the Keystone to get one from; an
+    # invalid X-Service-Token refuses the request even with a good token.
+    bad = get(f"{cloud}/compute/v2.1/flavors", "not-a-token")
+    assert bad.status_code == 401 and bad.headers["WWW-Authenticate"] == f'Keystone uri="{keystone.url}"'
+    assert get(f"{cloud}/compute/v2.1/flavors", member, **{"X-Service-Token": "not-a-token"}).status_code == 401
+    service = keystone.token("corral", SERVICE_PASSWORD, "service")
+    assert get(f"{cloud}/compute/v2.1/flavors", member, **{"X-Service-Token": service}).status_code == 200
+
+    # Corral serves no identity API of its own in this mode.
+    assert requests.get(f"{cloud}/identity/v3", timeout=30).status_code == 404
+
+
+def test_policy_file_grants_a_role_one_more_rule(cloud, keystone, settings, tmp_path):
+    member = keystone.token("alice", PASSWORD, "demo")
+    assert get(f"{cloud}/compute/v2.1/os-aggregates", member).status_code == 403
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text('"os_compute_api:os-aggregates:index": "rule:context_is_admin or role:member"\n')
+    settings.POLICY_FILE = str(policy_file)
+    assert get(f"{cloud}/compute/v2.1/os-aggregates", member).status_code == 200
+    assert get(f"{cloud}/compute/v2.1/os-hypervisors", member).status_code == 403
+
+
+def test_revoked_token_refused_once_its_cache_entry_expires(cloud, keystone, settings):
+    settings.KEYSTONE_TOKEN_CACHE_SECONDS = 2
+    token = keystone.token("alice", PASSWORD, "demo", fresh=True)
+    assert get(f"{cloud}/compute/v2.1/flavors", token).status_code == 200
+    keystone.revoke(token)
+    time.sleep(2.5)  # the cache's bound, and a margin
+    assert get(f"{cloud}/compute/v2.1/flavors", token).status_code == 401
+    assert get(f"{cloud}/image/v2/images", token).status_code == 401
+    assert get(f"{cloud}/placement/resource_providers", token).status_code == 401
+
+
+@pytest.mark.parametrize("fault", ["frozen", "down"])
+def test_keystone_unavailable_answers_503_in_each_format(cloud, keystone, settings, fault):
+    """Keystone accepting connections but never answering (stopped with
+    SIGSTOP), or not listening: each API answers 503 in its format within
+    the timeout (KEYSTONE_TIMEOUT, here 2 s)."""
+    token = keystone.token("alice", PASSWORD, "demo", fresh=True)  # a token no cache holds
+    settings.KEYSTONE_TIMEOUT = TIMEOUT
+    if fault == "down":
+        settings.KEYSTONE_AUTH_URL = f"http://127.0.0.1:{free_port()}"
+    else:
+        keystone.freeze()
+    try:
+        compute = get(f"{cloud}/compute/v2.1/flavors", token)
+        placement = get(f"{cloud}/placement/resource_providers", token)
+        image = get(f"{cloud}/image/v2/images", token, Accept="application/json")
+    finally:
+        if fault == "frozen":
+            keystone.thaw()
+    assert compute.status_code == 503 and compute.json()["serviceUnavailable"]["code"] == 503
+    assert placement.status_code == 503 and placement.json()["errors"][0]["status"] == 503
+    assert image.status_code == 503 and image.json()["code"] == "503 Service Unavailable"
+    for answer in (compute, placement, image):
+        assert answer.elapsed.total_seconds() < TIMEOUT + 3
+
+
+def test_host_agent_registers_with_keystone_tokens(cloud, keystone):
+    """The host agent's client logs in to Keystone with the OS_* variables
+    (no Corral token) and registers its host."""
+    environ = {
+        "OS_AUTH_URL": f"{keystone.url}/v3",
+        "OS_USERNAME": "corral",
+        "OS_PASSWORD": SERVICE_PASSWORD,
+        "OS_PROJECT_NAME": "service",
+    }
+    client = CorralClient(cloud, keystone_tokens(environ))
+    registered = client.register({"host": "agent-h1", "vcpus": 2, "memory_mb": 2048, "local_gb": 20})
+    assert registered["host"] == "agent-h1"
+    assert keystone_tokens({}) is None
