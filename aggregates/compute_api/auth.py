@@ -68,6 +68,11 @@ POLICIES = {
     "corral:image-cache-jobs:list": "admin",
     "corral:image-cache-jobs:show": "admin",
     "os_compute_api:os-scheduler-explain": "admin",
+    # server groups: every project member its project's; all_projects lists for admins only
+    "os_compute_api:os-server-groups:index": "any",
+    "os_compute_api:os-server-groups:show": "any",
+    "os_compute_api:os-server-groups:create": "any",
+    "os_compute_api:os-server-groups:delete": "any",
     "os_compute_api:os-availability-zone:list": "any",
     "os_compute_api:os-availability-zone:detail": "reader",
     "os_compute_api:os-services:list": "reader",
