@@ -67,6 +67,13 @@ def group_of(server_uuid: str) -> ServerGroup | None:
     return member.group if member is not None else None
 
 
+def group_uuids_of(server_uuids: Iterable[str]) -> dict[str, str]:
+    rows = ServerGroupMember.objects.filter(server_uuid__in=list(server_uuids)).values_list(
+        "server_uuid", "group__uuid"
+    )
+    return {str(server_uuid): str(group_uuid) for server_uuid, group_uuid in rows}
+
+
 def spec_for(group_uuid: str, leaving: Iterable[str] = ()) -> GroupSpec | None:
     """The spec of the group ``group_uuid`` (None when it is gone)."""
     group = ServerGroup.objects.filter(uuid=group_uuid).first()

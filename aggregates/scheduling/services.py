@@ -384,6 +384,11 @@ def spec_for_server(
     )
 
 
+def group_uuids_of(server_uuids: list[str]) -> dict[str, str]:
+    """Server uuid -> the uuid of its server group, for those in one."""
+    return groups.group_uuids_of(server_uuids)
+
+
 def _group_of_server(server: Server) -> GroupSpec | None:
     group = groups.group_of(str(server.uuid))
     return groups.spec_of(group, leaving=[str(server.uuid)]) if group is not None else None

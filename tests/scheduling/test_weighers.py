@@ -51,6 +51,8 @@ def test_weighers_have_novas_names_and_keys():
         ("DiskWeigher", "disk_weight_multiplier"),
         ("IoOpsWeigher", "io_ops_weight_multiplier"),
         ("NumInstancesWeigher", "num_instances_weight_multiplier"),
+        ("ServerGroupSoftAffinityWeigher", "soft_affinity_weight_multiplier"),
+        ("ServerGroupSoftAntiAffinityWeigher", "soft_anti_affinity_weight_multiplier"),
     ]
 
 
