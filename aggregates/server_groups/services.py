@@ -24,16 +24,32 @@ log = logging.getLogger(__name__)
 HARD_POLICIES = (ServerGroup.AFFINITY, ServerGroup.ANTI_AFFINITY)
 
 
-def check_member_quota(group: ServerGroup, adding: int) -> None:
-    """Where the server_group_members quota is checked (Nova's default 10 a
-    group): Corral keeps no quota yet, so every member is allowed. The
-    quota check, once there is one, goes here; it runs in the boot's
-    transaction, after the group's row is locked."""
+def check_group_quota(project_id: str, user_id: str) -> None:
+    """The server_groups quota of a create, inside its transaction (Nova:
+    403 "Quota exceeded, too many server groups."). The hook for the quota
+    service: once it is there, this is
+    ``quotas.check(project_id, user_id, {"server_groups": 1}, used={"server_groups": used})``.
+    ``used`` being ``groups_of_project(project_id)``. Until then every group is allowed."""
 
 
-def check_group_quota(caller: Caller) -> None:
-    """Where the server_groups quota is checked (Nova: 403 "Quota exceeded,
-    too many server groups."); every group is allowed for now."""
+def groups_of_project(project_id: str) -> int:
+    """The server_groups quota's usage: the project's groups."""
+    return ServerGroup.objects.filter(project_id=project_id).count()
+
+
+def check_member_quota(group: ServerGroup, user_id: str, adding: int) -> None:
+    """The server_group_members quota of a boot into ``group`` (Nova's
+    default 10 a group), inside the boot's transaction with the group's row
+    locked. The hook for the quota service: once it is there, this is
+    ``quotas.check(group.project_id, user_id, {"server_group_members": adding},
+    used={"server_group_members": used})``, ``used`` being ``members_of(group)``.
+    Until then every member is allowed."""
+
+
+def members_of(group: ServerGroup) -> int:
+    """The server_group_members quota's usage: the group's servers not deleted."""
+    uuids = [str(u) for u in ServerGroupMember.objects.filter(group=group).values_list("server_uuid", flat=True)]
+    return len(_not_deleted(uuids))
 
 
 @dataclass
@@ -109,9 +125,9 @@ def create_group(caller: Caller, name: str, policy: str, rules: dict[str, int] |
             raise Invalid(f"Invalid policy: {policy}", field="policy")
         if rules and policy != ServerGroup.ANTI_AFFINITY:
             raise Invalid("Only anti-affinity policy supports rules.", field="rules")
-        check_group_quota(caller)
         user_id = identity.user_id_of(caller.user) if caller.user is not None else caller.username
         with transaction.atomic():
+            check_group_quota(caller.project_id, user_id)
             group = ServerGroup.objects.create(
                 name=name, project_id=caller.project_id, user_id=user_id, policy=policy, rules=rules
             )
@@ -163,13 +179,13 @@ def group_for_boot(caller: Caller, hint: object) -> ServerGroup | None:
     return group
 
 
-def add_members(group: ServerGroup, server_uuids: Sequence[str]) -> None:
+def add_members(group: ServerGroup, server_uuids: Sequence[str], user_id: str = "") -> None:
     """Make the new servers members (inside the boot's transaction, the
     group's row locked first: the member quota counts one boot at a time)."""
     locked = ServerGroup.objects.select_for_update().filter(pk=group.pk).first()
     if locked is None:
         raise Invalid(f"Instance group {group.uuid} could not be found.", field="group")
-    check_member_quota(locked, len(server_uuids))
+    check_member_quota(locked, user_id, len(server_uuids))
     ServerGroupMember.objects.bulk_create(ServerGroupMember(group=locked, server_uuid=u) for u in server_uuids)
 
 

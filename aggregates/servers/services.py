@@ -566,7 +566,7 @@ def create_servers(
                 notifications.record(caller, "instance.create.start", server, request_id=caller.request_id)
                 servers.append(server)
             if group is not None:
-                server_groups.add_members(group, [str(server.uuid) for server in servers])
+                server_groups.add_members(group, [str(server.uuid) for server in servers], user_id)
             dispatch_build(reservation_id)
     log.info(
         "Accepted the boot of %s (reservation %s, flavor %s, image %s)",
