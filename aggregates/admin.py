@@ -354,3 +354,16 @@ class MaintenanceItemAdmin(ReadOnlyAdmin):
 class LeaseAdmin(ReadOnlyAdmin):
     list_display = ("name", "holder", "expires_at")
     search_fields = ("name", "holder")
+
+
+@admin.register(models.ServerGroup)
+class ServerGroupAdmin(ReadOnlyAdmin):
+    list_display = ("uuid", "name", "policy", "project_id", "created_at")
+    list_filter = ("policy",)
+    search_fields = ("uuid", "name", "project_id")
+
+
+@admin.register(models.ServerGroupMember)
+class ServerGroupMemberAdmin(ReadOnlyAdmin):
+    list_display = ("group", "server_uuid", "host", "created_at")
+    search_fields = ("server_uuid", "host")

@@ -94,18 +94,20 @@ def _is_uuid(value: str) -> bool:
     return True
 
 
-def _check_owner(caller: Caller, group: ServerGroup, policy: str) -> None:
-    if not caller.is_admin and group.project_id != caller.project_id:
+def _check_owner(caller: Caller, group: ServerGroup, policy: str, readers_too: bool = False) -> None:
+    """Another project's group is for admins only (readers may read it)."""
+    allowed = caller.can_read_admin_views if readers_too else caller.is_admin
+    if not allowed and group.project_id != caller.project_id:
         raise Forbidden.by_policy(policy)
 
 
 def list_groups(
     caller: Caller, all_projects: bool = False, limit: int | None = None, offset: int = 0
 ) -> list[GroupView]:
-    """The caller's project's groups; every project's for an admin asking
-    ``all_projects`` (a non-admin asking gets its own, as in Nova)."""
+    """The caller's project's groups; every project's for an admin (or a
+    reader) asking ``all_projects`` (a member asking gets its own, as in Nova)."""
     groups: QuerySet[ServerGroup] = ServerGroup.objects.order_by("id")
-    if not (all_projects and caller.is_admin):
+    if not (all_projects and caller.can_read_admin_views):
         groups = groups.filter(project_id=caller.project_id)
     page = list(groups[offset : offset + limit] if limit is not None else groups[offset:])
     return _views(page)
@@ -113,7 +115,7 @@ def list_groups(
 
 def get_group(caller: Caller, group_id: str) -> GroupView:
     group = _find(group_id)
-    _check_owner(caller, group, "os_compute_api:os-server-groups:show")
+    _check_owner(caller, group, "os_compute_api:os-server-groups:show", readers_too=True)
     return _views([group])[0]
 
 

@@ -41,6 +41,7 @@ NAV_SECTIONS = {
     "hosts": "hosts",
     "flavors": "flavors",
     "servers": "servers",
+    "server-groups": "servers",
     "scheduling": "scheduling",
     "images": "images",
     "resource-providers": "providers",

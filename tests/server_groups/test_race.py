@@ -26,7 +26,9 @@ def test_eight_parallel_boots_into_one_anti_affinity_group_land_on_eight_hosts(c
     names = [f"g{i}" for i in range(HOSTS)]
     cloud.hosts(*names, vcpus=16, memory_mb=16384, local_gb=100)
     flavor, image = cloud.flavor(), cloud.image()
-    response = admin_api.post("/os-server-groups", {"server_group": {"name": "spread", "policy": "anti-affinity"}}, version="2.64")
+    response = admin_api.post(
+        "/os-server-groups", {"server_group": {"name": "spread", "policy": "anti-affinity"}}, version="2.64"
+    )
     group = response.json()["server_group"]["id"]
 
     def boot(i):
