@@ -18,6 +18,7 @@ from aggregates.identity import services as identity
 from aggregates.identity.caller import Caller
 from aggregates.server_groups.models import ServerGroup, ServerGroupMember
 from aggregates.servers.models import Server
+from aggregates.value_schemas import MAX_INT
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,9 @@ def create_group(caller: Caller, name: str, policy: str, rules: dict[str, int] |
             raise Invalid(f"Invalid policy: {policy}", field="policy")
         if rules and policy != ServerGroup.ANTI_AFFINITY:
             raise Invalid("Only anti-affinity policy supports rules.", field="rules")
+        for key, value in rules.items():
+            if not 1 <= int(value) <= MAX_INT:
+                raise Invalid(f"Invalid input for field/attribute {key}: it must be 1 to {MAX_INT}.", field=key)
         user_id = identity.user_id_of(caller.user) if caller.user is not None else caller.username
         with transaction.atomic():
             check_group_quota(caller.project_id, user_id)

@@ -111,6 +111,11 @@ def compute_endpoints(world):
         ("put", "/os-services/force-down", {"host": "node1", "binary": "nova-compute", "forced_down": True}),
         ("put", f"/os-services/{svc}", {"status": "disabled", "disabled_reason": "r", "forced_down": False}),
         ("post", "/os-host-registrations", {"registration": registration}),
+        (
+            "post",
+            "/os-server-groups",
+            {"server_group": {"name": "fz", "policy": "anti-affinity", "rules": {"max_server_per_host": 2}}},
+        ),
     ]
 
 
@@ -119,6 +124,8 @@ def compute_version(path):
         return "2.53"
     if path.startswith("/os-services/"):
         return "2.11"
+    if path.startswith("/os-server-groups"):
+        return "2.64"
     return "2.55" if path.startswith("/flavors") else None
 
 
@@ -140,6 +147,9 @@ def test_compute_api_refuses_every_hostile_payload(admin_api, compute_world):
         ("NUL in path id", "get", "/flavors/%00", None),
         ("NUL in path id", "put", "/os-services/%00", dump({"status": "disabled"})),
         ("NUL in query", "get", "/os-hypervisors?hypervisor_hostname_pattern=%00", None),
+        ("NUL in path id", "get", "/os-server-groups/%00", None),
+        ("NUL in path id", "delete", "/os-server-groups/%00", None),
+        ("NUL in query", "get", "/os-server-groups?limit=%00", None),
     ]
 
     admin_api.client.raise_request_exception = False  # a 500 is a finding, not a crash of the test

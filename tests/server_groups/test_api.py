@@ -60,6 +60,8 @@ def test_create_show_list_delete_per_microversion(admin_api, member_api):
         ({"policy": "affinity", "rules": {"max_server_per_host": 2}}, "Only anti-affinity policy supports rules."),
         ({"policy": "anti-affinity", "rules": {"max_server_per_host": 0}}, "Invalid input"),
         ({"policy": "anti-affinity", "rules": {"other": 1}}, "Invalid input"),
+        ({"policy": "anti-affinity", "rules": {"max_server_per_host": 2**31}}, "Invalid input for field/attribute"),
+        ({"policy": "anti-affinity", "rules": {"max_server_per_host": "0"}}, "Invalid input for field/attribute"),
         ({"policy": "spread"}, "Invalid input"),
         ({"policies": ["affinity"]}, "Invalid input"),
     ],
