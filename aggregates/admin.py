@@ -260,6 +260,19 @@ class ImageCacheResultAdmin(ReadOnlyAdmin):
     list_filter = ("status",)
 
 
+@admin.register(models.PinnedImage)
+class PinnedImageAdmin(ReadOnlyAdmin):
+    list_display = ("aggregate", "image_id", "replaces", "created_by", "created_at")
+    search_fields = ("image_id",)
+
+
+@admin.register(models.CacheCheck)
+class CacheCheckAdmin(ReadOnlyAdmin):
+    list_display = ("host", "image_id", "state", "reason", "checked_at")
+    list_filter = ("state",)
+    search_fields = ("host", "image_id")
+
+
 @admin.register(models.SchedulingDecision)
 class SchedulingDecisionAdmin(ReadOnlyAdmin):
     list_display = ("uuid", "outcome", "project_id", "created_at")

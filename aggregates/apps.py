@@ -7,5 +7,7 @@ class AggregatesConfig(AppConfig):
 
     def ready(self) -> None:
         from aggregates.metrics import signals
+        from aggregates.precache import pins
 
         signals.connect()
+        pins.connect()

@@ -18,7 +18,13 @@ from aggregates.mirroring.models import (  # noqa: F401
     ReconciliationRun,
 )
 from aggregates.moves.models import ServerMigration  # noqa: F401
-from aggregates.precache.models import ImageCacheHost, ImageCacheJob, ImageCacheResult  # noqa: F401
+from aggregates.precache.models import (  # noqa: F401
+    CacheCheck,
+    ImageCacheHost,
+    ImageCacheJob,
+    ImageCacheResult,
+    PinnedImage,
+)
 from aggregates.scheduling.models import SchedulingDecision  # noqa: F401
 from aggregates.server_groups.models import ServerGroup, ServerGroupMember  # noqa: F401
 from aggregates.servers.models import InstanceAction, InstanceActionEvent, Server, ServerTag  # noqa: F401

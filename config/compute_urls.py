@@ -30,6 +30,9 @@ urlpatterns = [
     path("os-aggregates/<str:aggregate_id>/action", aggregates.AggregateActionView.as_view()),
     # image pre-caching (2.81+) and its jobs
     path("os-aggregates/<str:aggregate_id>/images", precache.AggregateImagesView.as_view()),
+    path("os-aggregates/<str:aggregate_id>/pinned-images", precache.PinnedImagesView.as_view()),
+    path("os-aggregates/<str:aggregate_id>/pinned-images/recheck", precache.PinnedImagesRecheckView.as_view()),
+    path("os-aggregates/<str:aggregate_id>/pinned-images/<str:image_id>", precache.PinnedImageView.as_view()),
     path("os-image-cache-jobs", precache.ImageCacheJobListView.as_view()),
     path("os-image-cache-jobs/<str:job_id>", precache.ImageCacheJobView.as_view()),
     # availability zones

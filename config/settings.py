@@ -351,6 +351,14 @@ DEFAULT_SCHEDULE_ZONE = os.environ.get("DEFAULT_SCHEDULE_ZONE", "")
 # Nova's [DEFAULT] resize_confirm_window: a cold migration left in VERIFY_RESIZE
 # this many seconds is confirmed by corral.moves.confirm_resizes (0: never).
 RESIZE_CONFIRM_WINDOW = max(0, env_int("RESIZE_CONFIRM_WINDOW", 0))
+# Nova's [DEFAULT] allow_resize_to_same_host: a resize may choose the server's
+# own host (both flavors held there until confirmed). Off by default, as in Nova.
+ALLOW_RESIZE_TO_SAME_HOST = env_bool("ALLOW_RESIZE_TO_SAME_HOST", False)
+# Nova's [DEFAULT] reclaim_instance_interval: with N > 0 a delete leaves the
+# server SOFT_DELETED (restorable, its allocation kept) and
+# corral.servers.reclaim_deleted deletes it once N seconds have passed; 0: a
+# delete is immediate.
+RECLAIM_INSTANCE_INTERVAL = max(0, env_int("RECLAIM_INSTANCE_INTERVAL", 0))
 
 # --- Host maintenance (aggregates.maintenance) ------------------------------------
 # Servers a maintenance job moves at the same time (one at a time on SQLite).

@@ -1,7 +1,8 @@
 """Image pre-caching in the console: the "Cache images" form of an aggregate
 (with its recurring schedules), the list of jobs, a job's page whose
 progress updates itself (``dashboard/precache.js`` polls the progress
-fragment; no full reload), and schedule editing."""
+fragment; no full reload), schedule editing, and an aggregate's pinned
+images with each host's state and a retry."""
 
 import uuid
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ from aggregates.host_aggregates import services as aggregate_services
 from aggregates.host_aggregates.models import Aggregate
 from aggregates.images import services as image_services
 from aggregates.images.models import Image
-from aggregates.precache import schedules, services
+from aggregates.precache import pins, schedules, services
 from aggregates.precache.models import ImageCacheJob
 
 from .console import caller_of, console_view, form_error, page, paginate
@@ -192,3 +193,98 @@ def job_detail(request: HttpRequest, job_uuid: uuid.UUID) -> HttpResponse:
 def job_progress(request: HttpRequest, job_uuid: uuid.UUID) -> HttpResponse:
     """The part of the job page that changes while it runs (polled by precache.js)."""
     return page(request, _job_context(job_uuid), "dashboard/precache/_progress.html")
+
+
+# --- pinned images (the pre-cache policy) -------------------------------------
+
+
+class PinForm(forms.Form):
+    image_id = forms.ChoiceField(label="Image", help_text="Active images only.")
+    replaces = forms.ChoiceField(
+        required=False,
+        label="Replaces",
+        help_text="A pinned image this one replaces: unpinned once every host has the new one.",
+    )
+
+    def __init__(
+        self,
+        *args: Any,
+        image_choices: Sequence[tuple[str, str]] = (),
+        pinned_choices: Sequence[tuple[str, str]] = (),
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        choice_field(self, "image_id").choices = image_choices
+        choice_field(self, "replaces").choices = [("", "— nothing")] + list(pinned_choices)
+
+
+def _unpinned_choices(request: HttpRequest, rows: Sequence[pins.PinRow]) -> list[tuple[str, str]]:
+    pinned = {str(row.pin.image_id) for row in rows}
+    return [choice for choice in _image_choices(request) if choice[0] not in pinned]
+
+
+def _pins_context(request: HttpRequest, aggregate_id: int, form: PinForm | None = None) -> dict[str, Any]:
+    try:
+        board = pins.board(aggregate_id)
+    except NotFound as exc:
+        raise Http404(exc.message)
+    pinned = [(str(row.pin.image_id), f"{row.image_name or '(no name)'} — {row.pin.image_id}") for row in board.rows]
+    if form is None:
+        form = PinForm(image_choices=_unpinned_choices(request, board.rows), pinned_choices=pinned)
+    names = {str(row.pin.image_id): row.image_name for row in board.rows}
+    return {"aggregate": board.aggregate, "board": board, "form": form, "image_names": names}
+
+
+@console_view
+def aggregate_pins(request: HttpRequest, aggregate_id: int) -> HttpResponse:
+    """GET: each pinned image with every host's state; POST: pin an image."""
+    if request.method != "POST":
+        return page(request, _pins_context(request, aggregate_id), "dashboard/precache/pins.html")
+    aggregate = _aggregate_or_404(aggregate_id)
+    pinned = [(str(p.image_id), str(p.image_id)) for p in pins.pins_of(aggregate.id)]
+    form = PinForm(request.POST, image_choices=_image_choices(request), pinned_choices=pinned)
+    if form.is_valid():
+        try:
+            pin = pins.pin_image(
+                caller_of(request), aggregate.id, form.cleaned_data["image_id"], form.cleaned_data["replaces"] or None
+            )
+        except ServiceError as exc:
+            form_error(form, exc)
+        else:
+            messages.success(request, f"Image {pin.image_id} pinned: caching it on the hosts of {aggregate.name}.")
+            return redirect("dashboard:aggregate_pins", aggregate.id)
+    return page(request, _pins_context(request, aggregate.id, form), "dashboard/precache/pins.html", status=400)
+
+
+@console_view(form_page=True)
+def aggregate_unpin(request: HttpRequest, aggregate_id: int, image_id: uuid.UUID) -> HttpResponse:
+    if request.method == "POST":
+        try:
+            pins.unpin_image(caller_of(request), aggregate_id, str(image_id))
+        except NotFound as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"Image {image_id} unpinned: the hosts may evict it now.")
+    return redirect("dashboard:aggregate_pins", aggregate_id)
+
+
+@console_view(form_page=True)
+def aggregate_pins_recheck(request: HttpRequest, aggregate_id: int) -> HttpResponse:
+    """Re-check the hosts' caches now (one host: ``host``) and re-cache what is missing: the retry."""
+    if request.method == "POST":
+        host = request.POST.get("host") or None
+        try:
+            done = pins.recheck(caller_of(request), aggregate_id, [host] if host else None)
+        except NotFound as exc:
+            raise Http404(exc.message)
+        except ServiceError as exc:
+            messages.error(request, exc.message)
+        else:
+            asked = f"{len(done.asked)} host(s) answered"
+            if done.unreachable:
+                asked += f"; {len(done.unreachable)} could not be asked ({', '.join(sorted(done.unreachable))})"
+            if done.job is not None:
+                messages.success(request, f"Re-checked: {asked}. Re-caching what was missing (job {done.job.uuid}).")
+            else:
+                messages.success(request, f"Re-checked: {asked}. Nothing to re-cache.")
+    return redirect("dashboard:aggregate_pins", aggregate_id)

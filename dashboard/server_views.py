@@ -1,7 +1,8 @@
 """Servers in the console: the list (filters by status, host, project, name;
 paged), a server's page (every field, its fault, its scheduling decision),
-and, for admins, "Boot server" and "Delete" through the servers service
-functions (the same ones ``/servers`` calls)."""
+and, for admins, "Boot server", "Delete", "Resize" and, in VERIFY_RESIZE,
+"Confirm resize" and "Revert resize" through the servers' and moves'
+service functions (the same ones ``/servers`` and its actions call)."""
 
 import dataclasses
 import uuid as uuid_module
@@ -20,6 +21,9 @@ from aggregates.errors import ServiceError
 from aggregates.identity import services as identity
 from aggregates.identity.caller import Caller
 from aggregates.images.models import Image
+from aggregates.moves import confirmation as move_confirmation
+from aggregates.moves import services as moves
+from aggregates.moves import states as move_states
 from aggregates.servers import actions, services, tags
 from aggregates.servers.models import Server, status_of, status_q
 
@@ -27,7 +31,7 @@ from .console import caller_of, console_view, form_error, page, paginate
 from .forms import ApiCheckedForm, choice_field, text_field
 from .scheduling_views import flavor_choices, image_choices, project_choices, zone_choices
 
-STATUSES = ["ACTIVE", "BUILD", "MIGRATING", "VERIFY_RESIZE", "SHUTOFF", "ERROR", "DELETED"]
+STATUSES = ["ACTIVE", "BUILD", "MIGRATING", "VERIFY_RESIZE", "SHUTOFF", "ERROR", "SOFT_DELETED", "DELETED"]
 SORTS = {
     "name": ("name", "id"),
     "status": ("vm_state", "name"),
@@ -139,6 +143,12 @@ def server_detail(request: HttpRequest, server_uuid: str) -> HttpResponse:
         "tags": tags.tags_of(server),
         "actions": actions.actions_of(server),
         "hints": sorted((server.scheduler_hints or {}).items()),
+        "resizable": server.vm_state in (Server.ACTIVE, move_states.STOPPED) and server.task_state is None,
+        "verify_resize": server.vm_state == move_states.RESIZED and server.task_state is None,
+        "resize_source": moves.resize_source(server) if server.vm_state == move_states.RESIZED else None,
+        "resize_flavors": [
+            (flavorid, label) for flavorid, label in flavor_choices(caller_of(request)) if flavorid != server.flavorid
+        ],
     }
     return page(request, context, "dashboard/servers/detail.html")
 
@@ -206,6 +216,77 @@ def server_delete(request: HttpRequest, server_uuid: str) -> HttpResponse:
         messages.error(request, f"Server {server.name} was not deleted: {exc.message}")
         return redirect("dashboard:server", server.uuid)
     server.refresh_from_db()
+    if server.vm_state == Server.SOFT_DELETED:
+        messages.success(
+            request, f"Server {server.name} soft-deleted: it can be restored until it is reclaimed (its host keeps it)."
+        )
+        return redirect("dashboard:server", server.uuid)
     done = "deleted" if server.vm_state == Server.DELETED else "being deleted"
     messages.success(request, f"Server {server.name} {done}.")
     return redirect("dashboard:servers")
+
+
+@console_view
+@require_POST
+def server_restore(request: HttpRequest, server_uuid: str) -> HttpResponse:
+    """Restore a soft-deleted server (services.restore_server, as the API's restore)."""
+    server = _server_or_404(server_uuid)
+    try:
+        services.restore_server(caller_of(request), str(server.uuid))
+    except ServiceError as exc:
+        messages.error(request, f"Server {server.name} was not restored: {exc.message}")
+    else:
+        messages.success(request, f"Server {server.name} restored.")
+    return redirect("dashboard:server", server.uuid)
+
+
+# --- resize, confirm, revert -----------------------------------------------------------
+
+
+@console_view
+@require_POST
+def server_resize(request: HttpRequest, server_uuid: str) -> HttpResponse:
+    """Resize to the chosen flavor (moves.services.resize, as the API's resize)."""
+    server = _server_or_404(server_uuid)
+    flavorid = request.POST.get("flavor", "").strip()
+    if not flavorid:
+        messages.error(request, f"Server {server.name} was not resized: Choose a flavor.")
+        return redirect("dashboard:server", server.uuid)
+    try:
+        moves.resize(caller_of(request), str(server.uuid), flavorid)
+    except ServiceError as exc:
+        messages.error(request, f"Server {server.name} was not resized: {exc.message}")
+        return redirect("dashboard:server", server.uuid)
+    server.refresh_from_db()
+    if server.vm_state == move_states.RESIZED:
+        flavor = (server.flavor or {}).get("original_name") or server.flavorid
+        messages.success(request, f"Server {server.name} resized to {flavor}: confirm or revert it.")
+    else:
+        messages.warning(request, f"Server {server.name} is {status_of(server)}: see its actions and migrations.")
+    return redirect("dashboard:server", server.uuid)
+
+
+@console_view
+@require_POST
+def server_confirm_resize(request: HttpRequest, server_uuid: str) -> HttpResponse:
+    server = _server_or_404(server_uuid)
+    try:
+        move_confirmation.confirm_resize(caller_of(request), str(server.uuid))
+    except ServiceError as exc:
+        messages.error(request, f"The resize of server {server.name} was not confirmed: {exc.message}")
+    else:
+        messages.success(request, f"The resize of server {server.name} is confirmed: its old host is released.")
+    return redirect("dashboard:server", server.uuid)
+
+
+@console_view
+@require_POST
+def server_revert_resize(request: HttpRequest, server_uuid: str) -> HttpResponse:
+    server = _server_or_404(server_uuid)
+    try:
+        move_confirmation.revert_resize(caller_of(request), str(server.uuid))
+    except ServiceError as exc:
+        messages.error(request, f"The resize of server {server.name} was not reverted: {exc.message}")
+    else:
+        messages.success(request, f"Server {server.name} is back on its old host with its old flavor.")
+    return redirect("dashboard:server", server.uuid)

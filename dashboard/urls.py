@@ -67,6 +67,17 @@ urlpatterns = [
     path("resource-providers/", placement_views.provider_list, name="providers"),
     path("resource-providers/<str:uuid>/", placement_views.provider_detail, name="provider"),
     path("aggregates/<int:aggregate_id>/cache-images/", precache_views.aggregate_cache, name="aggregate_cache"),
+    path("aggregates/<int:aggregate_id>/pinned-images/", precache_views.aggregate_pins, name="aggregate_pins"),
+    path(
+        "aggregates/<int:aggregate_id>/pinned-images/recheck/",
+        precache_views.aggregate_pins_recheck,
+        name="aggregate_pins_recheck",
+    ),
+    path(
+        "aggregates/<int:aggregate_id>/pinned-images/<uuid:image_id>/unpin/",
+        precache_views.aggregate_unpin,
+        name="aggregate_unpin",
+    ),
     path(
         "aggregates/<int:aggregate_id>/cache-schedules/",
         precache_views.schedule_create,
@@ -100,6 +111,10 @@ urlpatterns = [
     path("servers/new/", server_views.server_create, name="server_create"),
     path("servers/<str:server_uuid>/", server_views.server_detail, name="server"),
     path("servers/<str:server_uuid>/delete/", server_views.server_delete, name="server_delete"),
+    path("servers/<str:server_uuid>/restore/", server_views.server_restore, name="server_restore"),
+    path("servers/<str:server_uuid>/resize/", server_views.server_resize, name="server_resize"),
+    path("servers/<str:server_uuid>/resize/confirm/", server_views.server_confirm_resize, name="server_confirm_resize"),
+    path("servers/<str:server_uuid>/resize/revert/", server_views.server_revert_resize, name="server_revert_resize"),
     path("projects/", identity_views.project_list, name="projects"),
     path("projects/new/", identity_views.project_create, name="project_create"),
     path("projects/<str:project_id>/", identity_views.project_detail, name="project"),

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psycopg
 import requests
@@ -68,10 +69,17 @@ class Processes:
             "10",
         )
 
-    def start(self, name, *args):
+    def start(self, name, *args, env=None):
+        """Start ``args`` in a session of its own, logging to ``name``.log;
+        ``env`` adds to (or overrides) the shared environment."""
         log = open(self.workdir / f"{name}.log", "ab")
         process = subprocess.Popen(
-            args, cwd=PROJECT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            args,
+            cwd=PROJECT,
+            env={**self.env, **(env or {})},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         self.started.append(process)
         return process
@@ -112,7 +120,8 @@ class _Database:
             "password": settings.get("PASSWORD") or None,
         }
         self.name = f"{settings['NAME']}_{label}"[:63]
-        self._admin(f'DROP DATABASE IF EXISTS "{self.name}"', f'CREATE DATABASE "{self.name}"')
+        # FORCE: a run killed before its teardown may have left processes connected.
+        self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)', f'CREATE DATABASE "{self.name}"')
         auth = self.server["user"] + (f":{self.server['password']}" if self.server["password"] else "")
         self.url = f"postgres://{auth}@{self.server['host']}:{self.server['port']}/{self.name}"
 
@@ -126,24 +135,46 @@ class _Database:
             self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
 
 
-def process_stack(workdir: Path, label: str, redis_url: str, settings: dict[str, str]):
-    """Start the server (generator: yields (url, run, start, workdir); stops
-    every process it started and drops its database when closed)."""
-    database = _Database(workdir, label)
-    env = {
+def stack_env(workdir: Path, database_url: str, redis_url: str, settings: dict[str, str]) -> dict[str, str]:
+    """The environment every process of a stack shares (no authentication: the token ``admin``)."""
+    return {
         **os.environ,
         "CORRAL_VAR_DIR": str(workdir),
-        "DATABASE_URL": database.url,
+        "DATABASE_URL": database_url,
         "AUTH_STRATEGY": "noauth2",
         "CELERY_BROKER_URL": redis_url,
         "PLACEMENT_URL": "",
         "DJANGO_SETTINGS_MODULE": "config.settings",
         **settings,
     }
-    processes = Processes(workdir, env)
+
+
+def prepare(processes: Processes) -> None:
+    """Migrate the stack's database and empty its Redis database of old messages."""
+    processes.run(str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput")
+    flush_redis(processes.env["CELERY_BROKER_URL"])
+
+
+def flush_redis(url: str) -> None:
+    """FLUSHDB on the database of ``url`` (redis://host:port/n): a stack's
+    own, emptied of what an earlier run left (a Celery purge, without
+    starting Celery)."""
+    parts = urlsplit(url)
+    with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379), timeout=10) as sock:
+        sock.sendall(f"SELECT {parts.path.strip('/') or 0}\r\nFLUSHDB\r\n".encode())
+        answer = b""
+        while answer.count(b"\r\n") < 2:
+            answer += sock.recv(64)
+    assert answer == b"+OK\r\n+OK\r\n", answer
+
+
+def process_stack(workdir: Path, label: str, redis_url: str, settings: dict[str, str]):
+    """Start the server (generator: yields (url, run, start, workdir); stops
+    every process it started and drops its database when closed)."""
+    database = _Database(workdir, label)
+    processes = Processes(workdir, stack_env(workdir, database.url, redis_url, settings))
     try:
-        processes.run(str(VENV_BIN / "python"), "manage.py", "migrate", "--noinput")
-        processes.run(str(VENV_BIN / "celery"), "-A", "config", "purge", "-f")
+        prepare(processes)
         url = serve(processes, free_port())
         yield url, processes.run, processes.start, workdir
     finally:

@@ -5,8 +5,8 @@ command runs everything pip can install on a fresh machine, exactly as
 OpenStack Placement (tests/mirroring, tests/dashboard).
 
 Each virtualenv records the pins it was built with; a change of pins builds
-it again. ``OPENSTACK_CLI`` and ``UPSTREAM_PLACEMENT_VENV`` still point the
-tests at tools installed elsewhere."""
+it again. ``OPENSTACK_CLI``, ``UPSTREAM_PLACEMENT_VENV`` and ``HAPROXY``
+still point the tests at tools installed elsewhere."""
 
 import fcntl
 import os
@@ -20,6 +20,8 @@ VAR = Path(os.environ.get("CORRAL_VAR_DIR") or Path(__file__).resolve().parent.p
 
 OPENSTACK_CLI_PINS = ("python-openstackclient==10.5.0", "osc-placement==4.9.1", "openstacksdk==4.22.0")
 UPSTREAM_PLACEMENT_PINS = ("openstack-placement==16.0.0", "gunicorn==27.0.1")
+# Debian's haproxy and the libraries it links that a minimal system lacks.
+HAPROXY_PACKAGES = ("haproxy", "liblua5.3-0", "libopentracing-c-wrapper0", "libopentracing1")
 
 
 class ProvisionError(RuntimeError):
@@ -73,13 +75,69 @@ def upstream_placement_venv() -> Path:
     return cached_venv("upstream-placement-venv", UPSTREAM_PLACEMENT_PINS, "placement-manage")
 
 
+def haproxy() -> str:
+    """The path of an ``haproxy`` executable: ``HAPROXY``, else the
+    machine's, else Debian's packages (``apt-get download``, no install)
+    unpacked into var/haproxy/ behind a script that points the loader at
+    their libraries."""
+    configured = os.environ.get("HAPROXY") or shutil.which("haproxy") or shutil.which("/usr/sbin/haproxy")
+    if configured:
+        return configured
+    root = VAR / "haproxy"
+    wrapper = root / "haproxy"
+    stamp = root / ".corral-packages"
+    wanted = "\n".join(HAPROXY_PACKAGES) + "\n"
+
+    def ready() -> bool:
+        return wrapper.exists() and stamp.exists() and stamp.read_text() == wanted
+
+    if ready():
+        return str(wrapper)
+    VAR.mkdir(parents=True, exist_ok=True)
+    with open(VAR / ".haproxy.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if ready():
+            return str(wrapper)
+        sys.stderr.write(f"\nUnpacking Debian's {', '.join(HAPROXY_PACKAGES)} into {root} (first use)...\n")
+        shutil.rmtree(root, ignore_errors=True)
+        debs = root / "debs"
+        debs.mkdir(parents=True)
+
+        def download() -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                ["apt-get", "download", *HAPROXY_PACKAGES], cwd=debs, capture_output=True, text=True, timeout=600
+            )
+
+        try:
+            fetched = download()
+            if fetched.returncode != 0 and os.geteuid() == 0:  # no package lists yet: read them, once
+                subprocess.run(["apt-get", "update", "-q"], capture_output=True, timeout=600)
+                fetched = download()
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise ProvisionError(f"apt-get download {' '.join(HAPROXY_PACKAGES)} failed: {exc}") from exc
+        if fetched.returncode != 0:
+            raise ProvisionError(f"apt-get download {' '.join(HAPROXY_PACKAGES)} failed:\n{fetched.stderr[-3000:]}")
+        for deb in sorted(debs.glob("*.deb")):
+            subprocess.run(["dpkg", "-x", str(deb), str(root / "root")], check=True, capture_output=True, timeout=120)
+        libraries = ":".join(str(path) for path in sorted((root / "root/usr/lib").glob("*-linux-gnu")))
+        binary = root / "root/usr/sbin/haproxy"
+        wrapper.write_text(f'#!/bin/sh\nLD_LIBRARY_PATH="{libraries}" exec "{binary}" "$@"\n')
+        wrapper.chmod(0o755)
+        check = subprocess.run([str(wrapper), "-v"], capture_output=True, text=True, timeout=30)
+        if check.returncode != 0:
+            raise ProvisionError(f"the unpacked haproxy does not run:\n{check.stderr[-3000:]}")
+        shutil.rmtree(debs)
+        stamp.write_text(wanted)
+    return str(wrapper)
+
+
 def install_in_background() -> threading.Thread:
-    """Build both cached virtualenvs in a thread, so that a whole run's
+    """Build the cached virtualenvs and unpack haproxy in a thread, so that a whole run's
     other tests go on meanwhile; the tests that need them wait on the
     lock above. A failure is left for those tests to meet and report."""
 
     def install() -> None:
-        for build in (upstream_placement_venv, openstack_cli):
+        for build in (upstream_placement_venv, openstack_cli, haproxy):
             try:
                 build()
             except (ProvisionError, OSError, subprocess.SubprocessError):

@@ -67,6 +67,10 @@ POLICIES = {
     # the pre-caching job routes are Corral's own: admins only
     "corral:image-cache-jobs:list": "admin",
     "corral:image-cache-jobs:show": "admin",
+    "corral:pinned-images:list": "admin",
+    "corral:pinned-images:create": "admin",
+    "corral:pinned-images:delete": "admin",
+    "corral:pinned-images:recheck": "admin",
     "os_compute_api:os-scheduler-explain": "admin",
     # server groups: every project member its project's; all_projects lists for admins only
     "os_compute_api:os-server-groups:index": "any",

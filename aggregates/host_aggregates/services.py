@@ -16,6 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Prefetch, QuerySet
+from django.dispatch import Signal
 from django.utils import timezone
 
 from aggregates.audit import services as events
@@ -34,6 +35,12 @@ log = logging.getLogger(__name__)
 # false (ENABLE_NEW_SERVICES); with ENABLE_HOSTS_ON_AGGREGATE_JOIN such a host
 # is enabled when it joins its first aggregate.
 NEW_SERVICE_DISABLED_REASON = "New service disabled due to config option."
+
+# Sent by ``add_host`` inside its transaction once the host is a member
+# (keywords ``aggregate``, ``host``, ``caller``): what follows a host into an
+# aggregate (its pinned images, ``precache.pins``) is written in the same
+# transaction, so it commits with the join or not at all.
+host_joined = Signal()
 
 # --- reading ---------------------------------------------------------------
 
@@ -401,6 +408,7 @@ def add_host(caller: Caller, aggregate_id: int, host: str) -> Aggregate:
             aggregate = get_aggregate(aggregate_id)
             _record(caller, "aggregate.add_host.end", aggregate)
             _enable_on_first_join(caller, host)
+            host_joined.send(sender=Aggregate, aggregate=aggregate, host=host, caller=caller)
     log.info("Added host %s to aggregate %s (%s)", host, aggregate.name, aggregate.uuid)
     return aggregate
 

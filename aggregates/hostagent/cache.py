@@ -3,7 +3,14 @@ image id, with a small JSON sidecar recording the verified hash.
 
 Downloads stream into a temporary file in the same directory, hashed as they
 arrive; only a file whose hash matches the image's ``os_hash_value`` is
-renamed into place, so the cache never holds a partial or corrupt image."""
+renamed into place, so the cache never holds a partial or corrupt image.
+
+Past ``limit_bytes`` (the operator's ``--cache-limit``; 0: no limit) the
+least recently used images are evicted, never a pinned one: Corral tells
+the agent which images its aggregates pin (``PUT /cache/pins``, and
+``"pinned": true`` on a cache request), kept in ``.pins.json`` so a
+restarted agent still knows. An image is used when it is stored and when a
+cache request finds it already there."""
 
 import hashlib
 import json
@@ -19,6 +26,7 @@ from typing import Any
 CHUNK_SIZE = 1024 * 1024
 _IMAGE_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 TEMP_PREFIX = ".part-"
+PINS_FILE = ".pins.json"
 
 
 class CacheError(Exception):
@@ -38,12 +46,99 @@ def file_hash(path: Path, algo: str = "sha512") -> str:
 
 
 class ImageCache:
-    def __init__(self, directory: str | os.PathLike[str]):
+    def __init__(self, directory: str | os.PathLike[str], limit_bytes: int = 0):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        self.limit_bytes = max(0, int(limit_bytes))
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        self._pins_guard = threading.Lock()
+        self._pins = self._read_pins()
         self.remove_leftovers()
+
+    # --- pins and eviction ---------------------------------------------------------------
+
+    def _read_pins(self) -> set[str]:
+        try:
+            pins = json.loads((self.directory / PINS_FILE).read_text())
+        except (OSError, ValueError):
+            return set()
+        return {p for p in pins if valid_image_id(p)} if isinstance(pins, list) else set()
+
+    def _write_pins(self) -> None:
+        temp = self.directory / (PINS_FILE + ".tmp")
+        temp.write_text(json.dumps(sorted(self._pins)))
+        os.replace(temp, self.directory / PINS_FILE)
+
+    def pins(self) -> set[str]:
+        with self._pins_guard:
+            return set(self._pins)
+
+    def set_pins(self, image_ids: Iterable[str]) -> None:
+        """The whole set of pinned images (any other may be evicted)."""
+        with self._pins_guard:
+            self._pins = {i for i in image_ids if valid_image_id(i)}
+            self._write_pins()
+
+    def add_pins(self, image_ids: Iterable[str]) -> None:
+        with self._pins_guard:
+            self._pins |= {i for i in image_ids if valid_image_id(i)}
+            self._write_pins()
+
+    def touch(self, image_id: str) -> None:
+        """Mark the image used now (its place in the least-recently-used order)."""
+        meta_path = self._meta_path(image_id)
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError):
+            meta = {"id": image_id}
+        meta["last_used"] = time.time()
+        temp = meta_path.with_suffix(".json.tmp")
+        temp.write_text(json.dumps(meta))
+        os.replace(temp, meta_path)
+
+    def _last_used(self, path: Path) -> float:
+        try:
+            return float(json.loads(self._meta_path(path.name).read_text())["last_used"])
+        except (OSError, ValueError, KeyError, TypeError):
+            try:
+                return path.stat().st_mtime
+            except OSError:
+                return 0.0
+
+    def evict(self, keep: Iterable[str] = ()) -> list[str]:
+        """Past ``limit_bytes``, remove the least recently used images that
+        are neither pinned nor in ``keep`` (nor being downloaded) until the
+        cache fits; the ids removed."""
+        if not self.limit_bytes:
+            return []
+        kept = self.pins() | set(keep)
+        sizes: dict[str, int] = {}
+        files = []
+        for path in self.directory.iterdir():
+            if not valid_image_id(path.name):
+                continue
+            try:
+                sizes[path.name] = path.stat().st_size
+            except OSError:
+                continue  # removed meanwhile
+            files.append(path)
+        total = sum(sizes.values())
+        evicted: list[str] = []
+        for path in sorted((p for p in files if p.name not in kept), key=self._last_used):
+            if total <= self.limit_bytes:
+                break
+            lock = self.lock(path.name)
+            if not lock.acquire(blocking=False):
+                continue  # being cached right now
+            try:
+                path.unlink(missing_ok=True)
+                self._meta_path(path.name).unlink(missing_ok=True)
+            finally:
+                lock.release()
+            total -= sizes[path.name]
+            evicted.append(path.name)
+        return evicted
 
     def remove_leftovers(self) -> None:
         """Temporary files of downloads cut short (the agent was killed) go."""
@@ -103,15 +198,18 @@ class ImageCache:
         except BaseException:
             temp.unlink(missing_ok=True)
             raise
-        meta = {"id": image_id, "size": written, "os_hash_algo": algo, "os_hash_value": hash_value}
+        meta: dict[str, Any] = {"id": image_id, "size": written, "os_hash_algo": algo, "os_hash_value": hash_value}
         meta["cached_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        meta["last_used"] = time.time()
         meta_temp = self._meta_path(image_id).with_suffix(".json.tmp")
         meta_temp.write_text(json.dumps(meta))
         os.replace(meta_temp, self._meta_path(image_id))
         return written
 
     def listing(self) -> list[dict[str, Any]]:
-        """What the cache holds: id, size, hash (as verified when stored), cached_at."""
+        """What the cache holds: id, size, hash (as verified when stored),
+        cached_at, last_used_at, and whether it is pinned."""
+        pins = self.pins()
         images = []
         for path in sorted(self.directory.iterdir()):
             if not valid_image_id(path.name) or not path.is_file():
@@ -123,5 +221,8 @@ class ImageCache:
                     entry[key] = meta.get(key)
             except (OSError, ValueError):
                 entry.update(os_hash_algo=None, os_hash_value=None, cached_at=None)
+            last_used = self._last_used(path)
+            entry["last_used_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(last_used)) if last_used else None
+            entry["pinned"] = path.name in pins
             images.append(entry)
         return images

@@ -4,10 +4,16 @@ Routes (JSON; all but ``/healthz`` need ``Authorization: Bearer <secret>``,
 the agent's secret, which it registers with Corral at start):
 
 - ``GET /healthz``: ``{"host", "status": "ok", "peak_rss_kb"}``.
-- ``GET /cache``: ``{"images": [{"id", "size", "os_hash_algo", "os_hash_value", "cached_at"}]}``.
-- ``POST /cache`` ``{"images": [{"id": "<uuid>"}, ...]}``: **202**
+- ``GET /cache``: ``{"images": [{"id", "size", "os_hash_algo", "os_hash_value", "cached_at",
+  "last_used_at", "pinned"}]}``.
+- ``POST /cache`` ``{"images": [{"id": "<uuid>", "pinned": true}, ...]}``
+  (``pinned`` optional: the image is added to the pinned set): **202**
   ``{"request": {"id", "status": "running", "results": []}}``; the images are
   cached one after the other in a thread of their own.
+- ``PUT /cache/pins`` ``{"images": ["<uuid>", ...]}``: the whole set of
+  pinned images (never evicted; every other image may be, least recently
+  used first, once the cache is past ``--cache-limit``); **200**
+  ``{"pinned": [...], "evicted": [...]}``.
 - ``GET /cache/requests/<id>``: ``{"request": {"id", "status": "running"|"done",
   "results": [{"id", "status": "cached"|"existing"|"error", "detail", "bytes"}]}}``.
 
@@ -93,10 +99,12 @@ class HostAgent:
                 if not expected:
                     raise CacheError(f"Image {image_id} has no os_hash_value to check a download against")
                 if self.cache.holds(image_id, algo, expected):
+                    self.cache.touch(image_id)
                     result["status"] = "existing"
                     return result
                 result["bytes"] = self.cache.store(image_id, self.corral.image_chunks(image_id), algo, expected)
                 result["status"] = "cached"
+            self.evict(keep=[image_id])
         except (CacheError, CorralError, OSError) as exc:
             result["detail"] = str(exc)
             log.warning("Caching image %s failed: %s", image_id, exc)
@@ -105,7 +113,19 @@ class HostAgent:
             log.exception("Caching image %s failed", image_id)
         return result
 
-    def submit(self, image_ids: list[str]) -> dict[str, Any]:
+    def evict(self, keep: list[str] | None = None) -> list[str]:
+        evicted = self.cache.evict(keep or [])
+        if evicted:
+            log.info("Evicted %d image(s) past the cache limit: %s", len(evicted), ", ".join(evicted))
+        return evicted
+
+    def set_pins(self, image_ids: list[str]) -> dict[str, Any]:
+        self.cache.set_pins(image_ids)
+        return {"pinned": sorted(self.cache.pins()), "evicted": self.evict()}
+
+    def submit(self, image_ids: list[str], pinned: list[str] | None = None) -> dict[str, Any]:
+        if pinned:
+            self.cache.add_pins(pinned)
         request: dict[str, Any] = {"id": str(uuid.uuid4()), "status": "running", "images": image_ids, "results": []}
         with self.requests_guard:
             self.requests[request["id"]] = request
@@ -197,35 +217,71 @@ class AgentHandler(BaseHTTPRequestHandler):
             return self._send(200, {"request": request})
         return self._error(404, "Not found.")
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-        path = self.path.split("?", 1)[0].rstrip("/")
+    def _body(self, path: str, route: str) -> tuple[bool, Any]:
+        """(True, the JSON body) of a request to ``route``; (False, None) once an error is sent."""
         length = self.headers.get("Content-Length", "")
         if not length.isdigit() or int(length) > MAX_REQUEST_BODY:
             # Read nothing: the connection closes after the answer.
             self.close_connection = True
-            return self._error(400 if not length.isdigit() else 413, "A body with a Content-Length is required.")
+            self._error(400 if not length.isdigit() else 413, "A body with a Content-Length is required.")
+            return False, None
         body = self.rfile.read(int(length))
         if not self._authorized():
-            return None
-        if path != "/cache":
-            return self._error(404, "Not found.")
+            return False, None
+        if path != route:
+            self._error(404, "Not found.")
+            return False, None
         try:
-            payload = json.loads(body)
+            return True, json.loads(body)
         except ValueError:
-            return self._error(400, "The body is not JSON.")
+            self._error(400, "The body is not JSON.")
+            return False, None
+
+    def _ids_error(self, ids: list[str]) -> str:
+        bad = [image_id for image_id in ids if not valid_image_id(image_id)]
+        if bad:
+            return f"Invalid image id {bad[0]!r}: a UUID is expected."
+        if len(set(ids)) != len(ids):
+            return "Duplicate images in request."
+        return ""
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        read, payload = self._body(self.path.split("?", 1)[0].rstrip("/"), "/cache")
+        if not read:
+            return None
         images = payload.get("images") if isinstance(payload, dict) else None
         if (
             not isinstance(images, list)
             or not images
-            or not all(isinstance(item, dict) and set(item) == {"id"} for item in images)
+            or not all(
+                isinstance(item, dict)
+                and "id" in item
+                and set(item) <= {"id", "pinned"}
+                and isinstance(item.get("pinned", False), bool)
+                for item in images
+            )
         ):
             return self._error(
-                400, 'The body must be {"images": [{"id": "<image uuid>"}, ...]} with one image at least.'
+                400,
+                'The body must be {"images": [{"id": "<image uuid>", "pinned": true|false}, ...]} '
+                "with one image at least (pinned optional).",
             )
         ids = [str(item["id"]).lower() for item in images]
-        bad = [image_id for image_id in ids if not valid_image_id(image_id)]
-        if bad:
-            return self._error(400, f"Invalid image id {bad[0]!r}: a UUID is expected.")
-        if len(set(ids)) != len(ids):
-            return self._error(400, "Duplicate images in request.")
-        return self._send(202, {"request": self.agent.submit(ids)})
+        problem = self._ids_error(ids)
+        if problem:
+            return self._error(400, problem)
+        pinned = [image_id for image_id, item in zip(ids, images, strict=True) if item.get("pinned")]
+        return self._send(202, {"request": self.agent.submit(ids, pinned)})
+
+    def do_PUT(self) -> None:  # noqa: N802 - http.server's naming
+        read, payload = self._body(self.path.split("?", 1)[0].rstrip("/"), "/cache/pins")
+        if not read:
+            return None
+        images = payload.get("images") if isinstance(payload, dict) and set(payload) == {"images"} else None
+        if not isinstance(images, list) or not all(isinstance(i, str) for i in images):
+            return self._error(400, 'The body must be {"images": ["<image uuid>", ...]} (the whole pinned set).')
+        ids = [image_id.lower() for image_id in images]
+        problem = self._ids_error(ids)
+        if problem:
+            return self._error(400, problem)
+        return self._send(200, self.agent.set_pins(ids))

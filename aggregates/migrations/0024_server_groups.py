@@ -9,7 +9,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("aggregates", "0020_leases"),
+        ("aggregates", "0022_resize_and_soft_delete"),
     ]
 
     operations = [

@@ -1,5 +1,5 @@
-"""Server moves in Nova's shapes: the os-migrateLive, migrate, evacuate and
-confirmResize server actions (dispatched by /servers/{id}/action), GET
+"""Server moves in Nova's shapes: the os-migrateLive, migrate, evacuate,
+resize, confirmResize and revertResize server actions (dispatched by /servers/{id}/action), GET
 /os-migrations and GET /servers/{id}/migrations[/{id}]."""
 
 import secrets
@@ -95,6 +95,19 @@ def confirm_resize(request: ComputeRequest, server_id: str, body: dict[str, Any]
     return Response(status=204)
 
 
+def resize(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
+    # OS-DCF:diskConfig is checked (AUTO or MANUAL) and has no effect: there is no disk to partition.
+    arguments = validate(body, schemas.RESIZE)["resize"]
+    service.resize(caller_of(request), server_id, str(arguments["flavorRef"]))
+    return Response(status=202)
+
+
+def revert_resize(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
+    validate(body, schemas.REVERT_RESIZE)
+    confirmation.revert_resize(caller_of(request), server_id)
+    return Response(status=202)
+
+
 # The server actions of moves, by the body's key (servers.api's ServerActionView
 # dispatches them: the routes table gives it these).
 ACTIONS = {
@@ -102,6 +115,8 @@ ACTIONS = {
     "migrate": migrate,
     "evacuate": evacuate,
     "confirmResize": confirm_resize,
+    "resize": resize,
+    "revertResize": revert_resize,
 }
 
 

@@ -60,7 +60,7 @@ def check_move(server: Server, kind: str, server_ref: str, requested_host: str |
             raise Invalid(f"Compute service of {server.host} is unavailable at this time.", field="host")
         if requested_host and requested_host == server.host:
             raise Invalid(f"Unable to migrate instance ({server.uuid}) to current host ({server.host}).", field="host")
-    elif kind == states.COLD:
+    elif kind in (states.COLD, states.RESIZE):
         check_state(server, action, server_ref, (Server.ACTIVE, states.STOPPED))
         if not server.host:
             raise Conflict(f"Instance {server.uuid} is not ready")

@@ -11,12 +11,14 @@ class ServerMigration(models.Model):
     LIVE = "live-migration"
     COLD = "migration"
     EVACUATION = "evacuation"
-    TYPES = [(LIVE, "live migration"), (COLD, "cold migration"), (EVACUATION, "evacuation")]
+    RESIZE = "resize"
+    TYPES = [(LIVE, "live migration"), (COLD, "cold migration"), (EVACUATION, "evacuation"), (RESIZE, "resize")]
 
-    # Nova's statuses, by kind: live queued -> running -> completed; cold
-    # pre-migrating -> migrating -> finished -> confirming -> confirmed;
-    # evacuation accepted -> pre-migrating -> done. "error" when no host
-    # could take the server, "failed" when the move broke off.
+    # Nova's statuses, by kind: live queued -> running -> completed; cold and
+    # resize pre-migrating -> migrating -> finished -> confirming -> confirmed
+    # (or finished -> reverting -> reverted); evacuation accepted ->
+    # pre-migrating -> done. "error" when no host could take the server,
+    # "failed" when the move broke off.
     QUEUED = "queued"
     ACCEPTED = "accepted"
     PRE_MIGRATING = "pre-migrating"
@@ -26,6 +28,8 @@ class ServerMigration(models.Model):
     FINISHED = "finished"
     CONFIRMING = "confirming"
     CONFIRMED = "confirmed"
+    REVERTING = "reverting"
+    REVERTED = "reverted"
     DONE = "done"
     ERROR = "error"
     FAILED = "failed"

@@ -91,12 +91,15 @@ def run_move(migration_pk: int) -> MoveOutcome:
     server = migration.server
     kind = migration.migration_type
     confirm = bool(migration.request.get("confirm"))
-    hold_as = str(migration.uuid) if kind == states.COLD and not confirm else None
+    hold_as = str(migration.uuid) if kind in states.RESIZING and not confirm else None
+    new_flavor = migration.request.get("new_flavor") if kind == states.RESIZE else None
     try:
         spec = scheduling.spec_for_server(
             server,
             requested_host=migration.request.get("requested_host") or None,
             preferred_aggregates=frozenset(migration.request.get("preferred_aggregates") or ()),
+            new_flavor=(new_flavor["flavorid"], new_flavor["flavor"]) if new_flavor else None,
+            may_stay=bool(migration.request.get("same_host")),
         )
         result = scheduling.schedule_move(spec, str(server.uuid), hold_source_as=hold_as)
     except Exception as exc:
@@ -144,7 +147,12 @@ def finish(
             server.availability_zone = target.availability_zone or ""
             server.task_state = None
             server.decision = decision
-            if kind == states.COLD:
+            if kind == states.RESIZE:
+                # Nova shows the new flavor while the resize waits to be confirmed.
+                server.vm_state = states.RESIZED
+                server.flavorid = migration.request["new_flavor"]["flavorid"]
+                server.flavor = migration.request["new_flavor"]["flavor"]
+            elif kind == states.COLD:
                 server.vm_state = states.RESIZED
                 if migration.request.get("confirm"):
                     server.vm_state = migration.request.get("old_vm_state") or Server.ACTIVE

@@ -1,5 +1,6 @@
 """Request schemas of moves (Nova's schemas/migrate_server.py, evacuate.py,
-migrations.py and servers.py's confirm_resize), per microversion.
+migrations.py and servers.py's resize, confirm_resize and revert_resize),
+per microversion.
 
 Not API layer: plain JSON schemas, checked with aggregates.schema_check."""
 
@@ -66,6 +67,30 @@ del _evacuate_v214["properties"]["evacuate"]["properties"]["onSharedStorage"]
 del _evacuate_v214["properties"]["evacuate"]["required"]
 _evacuate_v229 = copy.deepcopy(_evacuate_v214)
 _evacuate_v229["properties"]["evacuate"]["properties"]["force"] = boolean
+
+RESIZE = {
+    "type": "object",
+    "properties": {
+        "resize": {
+            "type": "object",
+            "properties": {
+                "flavorRef": {"type": ["string", "integer"], "minLength": 1},
+                "OS-DCF:diskConfig": {"type": "string", "enum": ["AUTO", "MANUAL"]},
+            },
+            "required": ["flavorRef"],
+            "additionalProperties": False,
+        }
+    },
+    "required": ["resize"],
+    "additionalProperties": False,
+}
+
+REVERT_RESIZE = {
+    "type": "object",
+    "properties": {"revertResize": {}},
+    "required": ["revertResize"],
+    "additionalProperties": False,
+}
 
 CONFIRM_RESIZE = {
     "type": "object",

@@ -1,5 +1,5 @@
 """Moving servers as the API asks for it: live migration, cold migration,
-evacuation, and reading the migration records. A move is accepted in one
+evacuation, resize, and reading the migration records. A move is accepted in one
 transaction (Nova's checks, the server's task state and its migration row,
 the audit event); the move itself (``running``) runs after commit, in a
 Celery worker (corral.moves.run) or in this process when there is no
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -20,8 +21,10 @@ from django.utils import timezone
 from aggregates import after_commit
 from aggregates.audit import services as events
 from aggregates.errors import Forbidden, Invalid, NotFound
+from aggregates.flavors import services as flavor_services
 from aggregates.flavors.models import Flavor
 from aggregates.identity.caller import Caller
+from aggregates.images.models import Image
 from aggregates.moves import checks, notifications, running, states
 from aggregates.moves.models import ServerMigration
 from aggregates.scheduling import boot_request
@@ -42,11 +45,20 @@ def _accept(
     kind: str,
     requested_host: str | None,
     request: dict[str, Any],
+    new_flavor: Flavor | None = None,
 ) -> ServerMigration:
     """Inside the caller's transaction, with the server locked: the migration
-    row and the server's task state, and the audit event."""
+    row and the server's task state, and the audit event. A resize keeps
+    both flavors' copies in the migration's request (``old_flavor``,
+    ``new_flavor``: flavorid and the server's copy), for its end and its revert."""
     now = timezone.now()
     flavor_pk = _flavor_pk(server.flavorid)
+    if new_flavor is not None:
+        request = {
+            **request,
+            "old_flavor": {"flavorid": server.flavorid, "flavor": server.flavor},
+            "new_flavor": {"flavorid": new_flavor.flavorid, "flavor": server_services.flavor_snapshot(new_flavor)},
+        }
     action = actions.start(caller, server, states.INSTANCE_ACTION[kind], now)
     migration = ServerMigration.objects.create(
         server=server,
@@ -56,7 +68,7 @@ def _accept(
         source_node=server.node,
         dest_compute=requested_host or None,
         old_instance_type_id=flavor_pk,
-        new_instance_type_id=flavor_pk,
+        new_instance_type_id=new_flavor.pk if new_flavor is not None else flavor_pk,
         project_id=server.project_id,
         user_id=server.user_id,
         request={
@@ -192,6 +204,58 @@ def evacuate(
     return _begin(caller, server_uuid, states.EVACUATION, host, request, dispatch=True)
 
 
+SAME_FLAVOR = "When resizing, instances must change flavor!"
+ZERO_DISK = "Resize to zero disk flavor is not allowed."
+
+
+def _flavor_for_resize(caller: Caller, server: Server, flavor_ref: str) -> Flavor:
+    """Nova's flavor checks of a resize, in its order: a flavor the caller
+    may see (disabled counts as missing unless it is the server's own), a
+    change of flavor, no zero disk for an image-backed server, the image's
+    minimums."""
+    flavorid = str(flavor_ref).rstrip("/").rsplit("/", 1)[-1]
+    flavor = flavor_services.visible_flavors(caller).filter(flavorid=flavorid).first()
+    same = flavor is not None and flavor.flavorid == server.flavorid
+    if flavor is None or (flavor.disabled and not same):
+        raise Invalid(f"Flavor {flavorid} could not be found.", field="flavorRef")
+    if flavor.root_gb == 0 and int((server.flavor or {}).get("disk", 0)) != 0 and server.image_id:
+        raise Invalid(ZERO_DISK, field="flavorRef")
+    if same:
+        raise Invalid(SAME_FLAVOR, field="flavorRef")
+    image_uuid = boot_request.parse_uuid(server.image_id) if server.image_id else None
+    image = Image.objects.filter(pk=image_uuid).first() if image_uuid else None
+    if image is not None:
+        boot_request.check_image_fits(image, flavor)
+    return flavor
+
+
+def resize(caller: Caller, server_uuid: str, flavor_ref: str) -> ServerMigration:
+    """resize (a project's members on their servers, admins on any): Nova's
+    checks (state, host up, the flavor), then RESIZE at once and the move
+    after commit: the new flavor through the scheduler (its extra specs,
+    the aggregate filters; the server's own host only with
+    ALLOW_RESIZE_TO_SAME_HOST), the source held by the migration's
+    consumer; it ends in VERIFY_RESIZE showing the new flavor, or where it
+    was when no host takes it."""
+    kind = states.RESIZE
+    with events.failures_recorded(caller, "resize_server", "server", server_uuid):
+        with transaction.atomic():
+            server = checks.locked_server(caller, server_uuid)
+            checks.check_move(server, kind, server_uuid, None)
+            flavor = _flavor_for_resize(caller, server, flavor_ref)
+            request = {"initiator": "api", "same_host": bool(settings.ALLOW_RESIZE_TO_SAME_HOST)}
+            migration = _accept(caller, server, kind, None, request, new_flavor=flavor)
+            dispatch_move(migration.pk)
+    log.info(
+        "Accepted the resize of server %s on host %s to flavor %s (migration %s)",
+        server_uuid,
+        migration.source_compute,
+        flavor.flavorid,
+        migration.pk,
+    )
+    return migration
+
+
 def _after_dispatch(migration: ServerMigration, synchronous_checks: bool) -> ServerMigration:
     migration.refresh_from_db()
     if synchronous_checks and migration.status == ServerMigration.ERROR and migration.message:
@@ -294,3 +358,14 @@ def in_progress_live_migration(caller: Caller, server_uuid: str, migration_id: i
 def migrations_of(server: Server) -> list[ServerMigration]:
     """Every migration of a server, newest first (the console)."""
     return list(ServerMigration.objects.filter(server=server).select_related("decision").order_by("-created_at", "-id"))
+
+
+def resize_source(server: Server) -> str | None:
+    """The host a server in VERIFY_RESIZE came from (its migration's, which
+    holds it until confirmed or reverted; the console)."""
+    return (
+        ServerMigration.objects.filter(server=server, status=ServerMigration.FINISHED)
+        .order_by("-created_at", "-id")
+        .values_list("source_compute", flat=True)
+        .first()
+    )

@@ -401,6 +401,44 @@ class PlacementClient:
         what = f"Moving the allocations of {consumer_uuid}"
         raise self._conflict(response, what) if response.status_code == 409 else self._error(response, what)
 
+    def hand_over_allocations(
+        self, source_uuid: uuid.UUID | str, target_uuid: uuid.UUID | str, consumer_type: str = "INSTANCE"
+    ) -> bool:
+        """One POST /allocations, as Nova's report client moves allocations
+        from one consumer to another (a reverted resize: the migration's
+        hold on the source goes back to the server): the target's allocation
+        becomes the source's, which is left with none; both checked against
+        their consumer generations. False when the source holds nothing
+        (nothing is changed). Raises AllocationConflict on a conflict."""
+        source = self._read(
+            f"/allocations/{source_uuid}", microversions.ALLOCATIONS, f"Reading the allocations of {source_uuid}"
+        )
+        if not source.get("allocations"):
+            return False
+        target = self._read(
+            f"/allocations/{target_uuid}", microversions.ALLOCATIONS, f"Reading the allocations of {target_uuid}"
+        )
+        owner = {"project_id": source.get("project_id"), "user_id": source.get("user_id")}
+        body: dict[str, Any] = {
+            str(source_uuid): {
+                "allocations": {},
+                "consumer_generation": source.get("consumer_generation"),
+                "consumer_type": "MIGRATION",
+                **owner,
+            },
+            str(target_uuid): {
+                "allocations": {rp: {"resources": item["resources"]} for rp, item in source["allocations"].items()},
+                "consumer_generation": target.get("consumer_generation"),
+                "consumer_type": consumer_type,
+                **owner,
+            },
+        }
+        response = self.request("POST", "/allocations", microversions.ALLOCATIONS, body=body)
+        if response.status_code == 204:
+            return True
+        what = f"Moving the allocations of {source_uuid} to {target_uuid}"
+        raise self._conflict(response, what) if response.status_code == 409 else self._error(response, what)
+
     def release(self, consumer_uuid: uuid.UUID | str) -> None:
         """Delete the consumer's allocations (none left is fine)."""
         response = self.request("DELETE", f"/allocations/{consumer_uuid}", microversions.RELEASE)

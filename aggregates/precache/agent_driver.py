@@ -117,7 +117,11 @@ class AgentDriver:
         try:
             url, headers = self._endpoint(host)
             body = self._call(
-                "POST", f"{url}/cache", headers, deadline, json={"images": [{"id": i.id} for i in images]}
+                "POST",
+                f"{url}/cache",
+                headers,
+                deadline,
+                json={"images": [{"id": i.id, "pinned": True} if i.pinned else {"id": i.id} for i in images]},
             )
             request_id = body["request"]["id"]
         except AgentError as exc:
@@ -165,3 +169,13 @@ class AgentDriver:
             return sorted(str(item["id"]) for item in body["images"])
         except (AgentError, KeyError, TypeError) as exc:
             raise DriverUnavailable(f"cache of host {host.host} unavailable: {exc}") from exc
+
+    def set_pinned(self, host: HostTarget, image_ids: list[str]) -> None:
+        """``PUT /cache/pins`` with the whole set of the host's pinned images."""
+        try:
+            url, headers = self._endpoint(host)
+            self._call(
+                "PUT", f"{url}/cache/pins", headers, time.monotonic() + sum(self.timeouts), json={"images": image_ids}
+            )
+        except AgentError as exc:
+            raise DriverUnavailable(f"pins of host {host.host} not set: {exc}") from exc

@@ -20,6 +20,13 @@ one host at a time per thread):
     The image ids present in ``host``'s cache (for the console's "where it
     is cached"). Raise ``DriverUnavailable`` when the host cannot be asked.
 
+``CacheDriver.set_pinned(host, image_ids)``
+    Tell ``host``'s cache which images it must keep (the pinned images of
+    every aggregate the host is in, the whole set: any other image may be
+    evicted). ``ImageToCache.pinned`` marks an image pinned as it is cached,
+    before the next full set arrives. Raise ``DriverUnavailable`` when the
+    host cannot be told.
+
 Drivers are chosen by the ``CACHE_DRIVER`` setting through ``DRIVERS``, a
 table of dotted paths resolved lazily with ``import_string``: ``inprocess``
 (below; a simulated host cache under ``HOST_CACHE_DIR/<host>/``, streaming
@@ -77,6 +84,8 @@ class ImageToCache:
     os_hash_value: str | None = None
     # Path of the image data on Corral's image API ("/image/v2/images/<id>/file").
     download_path: str = ""
+    # One of the aggregate's pinned images: the host's cache must keep it (never evict it).
+    pinned: bool = False
 
 
 @dataclass
@@ -105,6 +114,8 @@ class CacheDriver(Protocol):
     ) -> list[ImageResult]: ...
 
     def cached_images(self, host: HostTarget) -> list[str]: ...
+
+    def set_pinned(self, host: HostTarget, image_ids: list[str]) -> None: ...
 
 
 def load_driver(name: str | None = None) -> CacheDriver:
@@ -173,6 +184,10 @@ class InProcessDriver:
         if not directory.is_dir():
             return []
         return sorted(p.name for p in directory.iterdir() if p.is_file() and not p.name.startswith("."))
+
+    def set_pinned(self, host: HostTarget, image_ids: list[str]) -> None:
+        """The simulated cache never evicts: nothing to keep."""
+        return None
 
     def _cache_one(self, host: HostTarget, image: ImageToCache, deadline: float) -> ImageResult:
         started = time.monotonic()

@@ -99,6 +99,7 @@ class _Runner:
                 os_hash_algo=image.os_hash_algo if image else None,
                 os_hash_value=image.os_hash_value if image else None,
                 download_path=f"/image/v2/images/{image_id}/file",
+                pinned=self.job.pinned,
             )
         return out
 

@@ -28,3 +28,42 @@ JOB_QUERY = {
     },
     "additionalProperties": False,
 }
+
+# POST /os-aggregates/{id}/pinned-images
+PIN_IMAGE = {
+    "type": "object",
+    "properties": {
+        "pinned_image": {
+            "type": "object",
+            "properties": {
+                "image_id": {"type": "string", "format": "uuid"},
+                "replaces": {"type": ["string", "null"], "format": "uuid"},
+            },
+            "required": ["image_id"],
+            "additionalProperties": False,
+        },
+    },
+    "required": ["pinned_image"],
+    "additionalProperties": False,
+}
+
+# POST /os-aggregates/{id}/pinned-images/recheck (hosts: only these members)
+RECHECK = {
+    "type": "object",
+    "properties": {
+        "recheck": {
+            "type": "object",
+            "properties": {
+                "hosts": {
+                    "type": "array",
+                    "minItems": 1,
+                    "uniqueItems": True,
+                    "items": {"type": "string", "minLength": 1, "maxLength": 255},
+                },
+            },
+            "additionalProperties": False,
+        },
+    },
+    "required": ["recheck"],
+    "additionalProperties": False,
+}

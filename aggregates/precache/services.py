@@ -6,7 +6,7 @@ Recurring pre-caches are ``schedules``."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +17,7 @@ from django.db.models import QuerySet
 
 from aggregates.errors import Invalid, NotFound
 from aggregates.host_aggregates import services as aggregate_services
-from aggregates.host_aggregates.models import AggregateHost
+from aggregates.host_aggregates.models import Aggregate, AggregateHost
 from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity.caller import Caller
 from aggregates.images import services as image_services
@@ -122,17 +122,37 @@ def request_image_cache(
     if len(set(normalized)) != len(normalized):
         raise Invalid("Duplicate images in request")
     aggregate = aggregate_services.get_aggregate(aggregate_id)
-    images = []
-    for image_id in image_ids:
-        try:
-            image = image_services.get_image(caller, image_id)
-        except NotFound as exc:
-            raise Invalid(f"Image {image_id} could not be found.") from exc
-        if image.status != Image.ACTIVE:
-            raise Invalid(f"Image {image_id} has no data to cache (status {image.status}).")
-        images.append(image)
+    images = [image_to_cache(caller, image_id) for image_id in image_ids]
     with transaction.atomic():
         hosts = list(AggregateHost.objects.filter(aggregate=aggregate).order_by("host").values_list("host", flat=True))
+        return create_job(caller, aggregate, {host: images for host in hosts}, images, schedule_name=schedule_name)
+
+
+def image_to_cache(caller: Caller, image_id: str, field: str | None = None) -> Image:
+    """The image ``caller`` may cache: Invalid (400) when unknown, not
+    visible, or without data."""
+    try:
+        image = image_services.get_image(caller, image_id)
+    except NotFound as exc:
+        raise Invalid(f"Image {image_id} could not be found.", field=field) from exc
+    if image.status != Image.ACTIVE:
+        raise Invalid(f"Image {image_id} has no data to cache (status {image.status}).", field=field)
+    return image
+
+
+def create_job(
+    caller: Caller,
+    aggregate: Aggregate,
+    plan: Mapping[str, Sequence[Image]],
+    images: Sequence[Image],
+    schedule_name: str = "",
+    pinned: bool = False,
+) -> ImageCacheJob:
+    """One job caching, on each host of ``plan``, its images (``images``:
+    all of them, in order); started after the current transaction commits.
+    Until then it is a queued row: if the process stops first, the drain
+    starts it."""
+    with transaction.atomic():
         job = ImageCacheJob.objects.create(
             aggregate_id=aggregate.id,
             aggregate_uuid=aggregate.uuid,
@@ -142,12 +162,13 @@ def request_image_cache(
             project_id=caller.project_id or "",
             request_id=caller.request_id,
             schedule_name=schedule_name,
-            total=len(hosts) * len(images),
+            pinned=pinned,
+            total=sum(len(host_images) for host_images in plan.values()),
         )
-        for host in hosts:
+        for host, host_images in plan.items():
             item = ImageCacheHost.objects.create(job=job, host=host)
             ImageCacheResult.objects.bulk_create(
-                [ImageCacheResult(host_item=item, image_id=image.id) for image in images]
+                [ImageCacheResult(host_item=item, image_id=image.id) for image in host_images]
             )
         running.dispatch(job.pk)
     return job

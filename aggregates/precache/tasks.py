@@ -3,7 +3,7 @@ explicit names that stay when code moves (beat schedules name them)."""
 
 from celery import shared_task
 
-from aggregates.precache import running, schedules
+from aggregates.precache import pins, running, schedules
 
 
 @shared_task(name="corral.precache.run_job")
@@ -24,3 +24,9 @@ def scheduled_cache(aggregate_id: int, image_ids: list[str], schedule_name: str 
     """A recurring pre-cache that is due: request a job for it."""
     job = schedules.run_schedule(aggregate_id, image_ids, schedule_name)
     return str(job.uuid) if job is not None else None
+
+
+@shared_task(name="corral.precache.recheck_pins")
+def recheck_pins() -> dict[str, int]:
+    """Re-check every aggregate's pinned images on its hosts (periodic)."""
+    return pins.recheck_all()

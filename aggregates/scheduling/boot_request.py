@@ -79,6 +79,13 @@ def image_for_boot(caller: Caller, image_ref: str, flavor: Flavor) -> Image:
         raise Invalid("Can not find requested image", field="imageRef")
     if image.status != Image.ACTIVE:
         raise Invalid(f"Image {image.id} is not active.", field="imageRef")
+    check_image_fits(image, flavor)
+    return image
+
+
+def check_image_fits(image: Image, flavor: Flavor) -> None:
+    """Nova's checks of a flavor against an image's minimums and size (a
+    boot's, and a resize's against the image the server was booted from)."""
     if image.min_ram and flavor.memory_mb < image.min_ram:
         raise Invalid("Flavor's memory is too small for requested image.", field="flavorRef")
     gib = 1024**3
@@ -95,7 +102,6 @@ def image_for_boot(caller: Caller, image_ref: str, flavor: Flavor) -> Image:
                 f"image is {image.size} bytes.",
                 field="flavorRef",
             )
-    return image
 
 
 def check_zone(zone: str | None, forced_host: str | None) -> None:

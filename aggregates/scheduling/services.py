@@ -345,14 +345,18 @@ def spec_for_server(
     ignore_hosts: frozenset[str] = frozenset(),
     requested_host: str | None = None,
     preferred_aggregates: frozenset[str] = frozenset(),
+    new_flavor: tuple[str, dict[str, Any]] | None = None,
+    may_stay: bool = False,
 ) -> RequestSpec:
     """The request spec of moving ``server``: its flavor as booted (the
-    server's copy), its image's properties now, its project, the zone it is
-    pinned to, its server group; never its own host."""
-    flavor = server.flavor or {}
+    server's copy), or ``new_flavor`` (flavorid, the copy a resize keeps),
+    its image's properties now, its project, the zone it is pinned to, its
+    server group (itself left out); never its own host unless ``may_stay``
+    (a resize with ALLOW_RESIZE_TO_SAME_HOST)."""
+    flavorid, flavor = new_flavor if new_flavor is not None else (server.flavorid, server.flavor or {})
     flavor_spec = FlavorSpec(
-        name=str(flavor.get("original_name", server.flavorid)),
-        flavorid=server.flavorid,
+        name=str(flavor.get("original_name", flavorid)),
+        flavorid=flavorid,
         vcpus=int(flavor.get("vcpus", 0)),
         memory_mb=int(flavor.get("ram", 0)),
         root_gb=int(flavor.get("disk", 0)),
@@ -377,7 +381,7 @@ def spec_for_server(
         project_id=server.project_id,
         user_id=server.user_id,
         availability_zone=server.pinned_availability_zone or None,
-        ignore_hosts=frozenset(ignore_hosts) | ({server.host} if server.host else set()),
+        ignore_hosts=frozenset(ignore_hosts) | ({server.host} if server.host and not may_stay else set()),
         requested_host=requested_host,
         preferred_aggregates=preferred_aggregates,
         group=_group_of_server(server),
@@ -495,6 +499,14 @@ def release(consumer_uuid: str) -> None:
     """Delete the consumer's allocations (none left is fine). Raises
     PlacementError when placement cannot be reached or refuses."""
     client().release(consumer_uuid)
+
+
+def hand_back(migration_uuid: str, server_uuid: str) -> bool:
+    """A reverted resize: the source allocation the migration's consumer
+    holds becomes the server's again (its target allocation dropped), in one
+    POST /allocations. False when the migration held nothing. Raises
+    PlacementError (AllocationConflict on a conflict). No transaction may be open."""
+    return client().hand_over_allocations(migration_uuid, server_uuid)
 
 
 def release_quietly(consumer_uuid: str) -> None:

@@ -1,7 +1,7 @@
 """Recording instance actions (Nova's os-instance-actions): an action per
 request that changed a server (under Nova's names, with the request id,
 user and project of the request) and its events, each started and
-finished with a result. Every create, delete, move and state reset records
+finished with a result. Every create, delete, restore, move, resize and state reset records
 one; the API reads them (``services.list_actions``, ``services.get_action``)."""
 
 import uuid
@@ -21,6 +21,9 @@ LIVE_MIGRATION = "live-migration"
 MIGRATE = "migrate"
 EVACUATE = "evacuate"
 CONFIRM_RESIZE = "confirmResize"
+RESIZE = "resize"
+REVERT_RESIZE = "revertResize"
+RESTORE = "restore"
 RESET_STATE = "resetState"
 
 # Nova's event names (its services' wrapped methods) of the steps Corral takes.
@@ -34,6 +37,10 @@ RESIZE_INSTANCE = "compute_resize_instance"
 REBUILD_SERVER = "conductor_rebuild_server"
 REBUILD_INSTANCE = "compute_rebuild_instance"
 CONFIRM_RESIZE_EVENT = "compute_confirm_resize"
+REVERT_RESIZE_EVENT = "compute_revert_resize"
+FINISH_REVERT_RESIZE_EVENT = "compute_finish_revert_resize"
+SOFT_DELETE_EVENT = "compute_soft_delete_instance"
+RESTORE_EVENT = "compute_restore_instance"
 
 
 def new_request_id() -> str:

@@ -1,10 +1,13 @@
 """The end of a delete, after the request committed: release the server's
 allocations in placement (never with a transaction open), then mark it
-deleted. A release that failed is retried (``finish_deletes``)."""
+deleted. A release that failed is retried (``finish_deletes``). Servers
+soft-deleted longer than RECLAIM_INSTANCE_INTERVAL are deleted
+(``reclaim_deleted``)."""
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -54,3 +57,29 @@ def finish_deletes() -> int:
     cutoff = timezone.now() - DELETE_RETRY_AFTER
     pks = Server.objects.filter(task_state=Server.DELETING, updated_at__lt=cutoff).values_list("pk", flat=True)
     return sum(1 for pk in list(pks) if finish_delete(pk))
+
+
+def reclaim_deleted(now: datetime | None = None) -> int:
+    """Delete the servers soft-deleted more than RECLAIM_INSTANCE_INTERVAL
+    seconds ago (Nova's _reclaim_queued_deletes; 0: none are soft-deleted,
+    nothing to do). Returns how many were deleted."""
+    interval = int(settings.RECLAIM_INSTANCE_INTERVAL or 0)
+    if interval <= 0:
+        return 0
+    now = now or timezone.now()
+    due = Server.objects.filter(
+        vm_state=Server.SOFT_DELETED, task_state__isnull=True, terminated_at__lte=now - timedelta(seconds=interval)
+    )
+    reclaimed = 0
+    for pk in list(due.values_list("pk", flat=True)):
+        with transaction.atomic():
+            server = Server.objects.select_for_update().get(pk=pk)
+            if server.vm_state != Server.SOFT_DELETED or server.task_state is not None:
+                continue
+            server.task_state, server.updated_at = Server.DELETING, timezone.now()
+            server.save(update_fields=["task_state", "updated_at"])
+            action = actions.start(Caller.system("corral-reclaim"), server, actions.DELETE)
+            actions.event_start(action, actions.TERMINATE, host=server.host)
+        if finish_delete(pk):
+            reclaimed += 1
+    return reclaimed

@@ -20,6 +20,8 @@ class Server(models.Model):
     ACTIVE = "active"
     ERROR = "error"
     DELETED = "deleted"
+    # A delete deferred by RECLAIM_INSTANCE_INTERVAL (Nova's vm_state; its allocation is kept).
+    SOFT_DELETED = "soft-delete"
     VM_STATES = [(BUILDING, "building"), (ACTIVE, "active"), (ERROR, "error"), (DELETED, "deleted")]
     SCHEDULING = "scheduling"
     DELETING = "deleting"
@@ -163,6 +165,7 @@ STATE_MAP: dict[str, dict[str, str]] = {
     "paused": {"default": "PAUSED", "migrating": "MIGRATING"},
     Server.ERROR: {"default": "ERROR", **_REBUILDING},
     Server.DELETED: {"default": "DELETED"},
+    Server.SOFT_DELETED: {"default": "SOFT_DELETED"},
 }
 
 

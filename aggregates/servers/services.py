@@ -26,6 +26,7 @@ from datetime import datetime
 from functools import reduce
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
@@ -425,7 +426,7 @@ def _reservation_id() -> str:
     return "r-" + "".join(random.choices(string.ascii_lowercase + string.digits, k=8))
 
 
-def _flavor_snapshot(flavor: Flavor) -> dict[str, Any]:
+def flavor_snapshot(flavor: Flavor) -> dict[str, Any]:
     return {
         "vcpus": flavor.vcpus,
         "ram": flavor.memory_mb,
@@ -544,7 +545,7 @@ def create_servers(
                     project_id=caller.project_id,
                     user_id=user_id,
                     flavorid=flavor.flavorid,
-                    flavor=_flavor_snapshot(flavor),
+                    flavor=flavor_snapshot(flavor),
                     image_id=str(image.id),
                     pinned_availability_zone=zone,
                     vm_state=Server.BUILDING,
@@ -602,10 +603,12 @@ def _build_here(reservation_id: str) -> None:
 def _catch_up() -> None:
     build.resume_builds()
     deletion.finish_deletes()
+    deletion.reclaim_deleted()
 
 
 # Without a broker there is no beat: builds and deletes done in the request
-# also catch up with those left behind, at most once a minute.
+# also catch up with those left behind (and reclaim soft-deleted servers),
+# at most once a minute.
 CATCH_UP = after_commit.CatchUp(
     "catching up with stale builds and deletes", _catch_up, every=build.BUILD_STALE_AFTER.total_seconds()
 )
@@ -689,17 +692,26 @@ def reset_state(caller: Caller, server_uuid: str, state: str) -> Server:
 
 
 def restore_server(caller: Caller, server_uuid: str) -> None:
-    """restore: Nova restores SOFT_DELETED servers only, and with its default
-    reclaim_instance_interval of 0 (Corral's only mode) a delete is
-    immediate, so no server is ever soft-deleted: 404 for an unknown or
-    deleted server, else Nova's 409."""
-    server = get_server(caller, server_uuid)
-    raise invalid_state("restore", server_uuid, "vm_state", server.vm_state)
+    """restore: a SOFT_DELETED server (RECLAIM_INSTANCE_INTERVAL > 0) is
+    ACTIVE again; its allocation was kept. Any other state is Nova's 409."""
+    with events.failures_recorded(caller, "restore_server", "server", server_uuid):
+        with transaction.atomic():
+            server = locked_server(caller, server_uuid)
+            if server.vm_state != Server.SOFT_DELETED:
+                raise invalid_state("restore", server_uuid, "vm_state", server.vm_state)
+            now = timezone.now()
+            action = actions.start(caller, server, actions.RESTORE, now)
+            actions.event_start(action, actions.RESTORE_EVENT, host=server.host)
+            server.vm_state, server.task_state, server.power_state = Server.ACTIVE, None, Server.POWER_RUNNING
+            server.terminated_at, server.updated_at = None, now
+            server.save(update_fields=["vm_state", "task_state", "power_state", "terminated_at", "updated_at"])
+            actions.event_finish(action, actions.RESTORE_EVENT, host=server.host)
+            notifications.record(caller, "instance.restore.end", server, request_id=caller.request_id)
 
 
 def force_delete_server(caller: Caller, server_uuid: str) -> None:
-    """forceDelete: with no deferred delete, the same as DELETE /servers/{id}."""
-    delete_server(caller, server_uuid)
+    """forceDelete: deleted at once, soft-deleted or not (its allocation released)."""
+    _delete(caller, server_uuid, soft=False)
 
 
 # --- the server password (Nova's os-server-password) -----------------------------
@@ -722,18 +734,44 @@ def clear_server_password(caller: Caller, server_uuid: str) -> None:
 
 
 def delete_server(caller: Caller, server_uuid: str) -> None:
-    """Mark the server deleting; after commit release its allocations and
-    mark it deleted (a failed release is retried by finish_deletes)."""
+    """DELETE /servers/{id}: with RECLAIM_INSTANCE_INTERVAL > 0, a server that
+    was launched and has no task in progress is SOFT_DELETED (its allocation
+    kept, restorable until corral.servers.reclaim_deleted deletes it), as
+    Nova's soft delete; otherwise (and for one soft-deleted already) it is
+    deleted at once."""
+    _delete(caller, server_uuid, soft=settings.RECLAIM_INSTANCE_INTERVAL > 0)
+
+
+def _soft_deletable(server: Server) -> bool:
+    return (
+        server.launched_at is not None
+        and server.task_state is None
+        and server.vm_state in (Server.ACTIVE, "stopped", Server.ERROR)
+    )
+
+
+def _delete(caller: Caller, server_uuid: str, soft: bool) -> None:
+    """Soft-delete, or mark the server deleting and, after commit, release its
+    allocations and mark it deleted (a failed release is retried by finish_deletes)."""
     with events.failures_recorded(caller, "delete_server", "server"):
         with transaction.atomic():
             server = get_server(caller, server_uuid)
             server = Server.objects.select_for_update().get(pk=server.pk)
             if server.vm_state == Server.DELETED:
                 raise _not_found(server_uuid)
+            now = timezone.now()
+            action = actions.start(caller, server, actions.DELETE, now)
+            if soft and _soft_deletable(server):
+                actions.event_start(action, actions.SOFT_DELETE_EVENT, host=server.host)
+                server.vm_state, server.power_state = Server.SOFT_DELETED, Server.POWER_SHUTDOWN
+                server.terminated_at = server.updated_at = now
+                server.save(update_fields=["vm_state", "power_state", "terminated_at", "updated_at"])
+                actions.event_finish(action, actions.SOFT_DELETE_EVENT, host=server.host)
+                notifications.record(caller, "instance.soft_delete.end", server, request_id=caller.request_id)
+                return
             server.task_state = Server.DELETING
-            server.updated_at = timezone.now()
+            server.updated_at = now
             server.save(update_fields=["task_state", "updated_at"])
-            action = actions.start(caller, server, actions.DELETE, server.updated_at)
             actions.event_start(action, actions.TERMINATE, host=server.host)
             notifications.record(caller, "instance.delete.start", server, request_id=caller.request_id)
             server_pk = server.pk

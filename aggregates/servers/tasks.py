@@ -23,3 +23,9 @@ def resume_builds() -> int:
 def finish_deletes() -> int:
     """Release the allocations of servers left deleting, and mark them deleted (periodic)."""
     return deletion.finish_deletes()
+
+
+@shared_task(name="corral.servers.reclaim_deleted")
+def reclaim_deleted() -> int:
+    """Delete the servers soft-deleted longer than RECLAIM_INSTANCE_INTERVAL (periodic; 0 = none)."""
+    return deletion.reclaim_deleted()

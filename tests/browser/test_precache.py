@@ -77,3 +77,35 @@ def test_progress_bar_reaches_100_without_reload(page, precache_cloud, settings)
     screenshot(page, "precache-job")
     page.goto(f"{base_url}/images/cache-jobs/")
     expect(page.locator("#jobs")).to_contain_text("fast-boot")
+
+
+def test_pinned_images_page_with_each_hosts_state(page, precache_cloud, settings):
+    """Pin an image through the page; one host down shows an error with its
+    reason and a retry; the states on a wide screen and a phone."""
+    from aggregates.hosts.models import Service
+
+    settings.CACHE_DRIVER = "inprocess"
+    base_url, aggregate = precache_cloud
+    Service.objects.filter(host=HOSTS[2]).update(forced_down=True)
+    log_in(page, base_url, "pc-admin")
+    page.goto(f"{base_url}/aggregates/{aggregate.id}/")
+    page.click("a:has-text('Pinned images')")
+    expect(page.locator("h1")).to_contain_text("Pinned images of fast-boot")
+    page.select_option("#id_image_id", label=page.locator("#id_image_id option", has_text="cirros").inner_text())
+    page.click("#pin-form button:has-text('Pin')")
+    expect(page.locator(".alert").first).to_contain_text("pinned")
+    deadline = time.monotonic() + 20
+    while page.locator("td .badge.ok").count() < 2 and time.monotonic() < deadline:
+        time.sleep(0.3)
+        page.reload()
+    expect(page.locator("td .badge.ok")).to_have_count(2)
+    row = page.locator(f"tr[data-host='{HOSTS[2]}']")
+    expect(row).to_contain_text("error")
+    expect(row).to_contain_text("the compute service is forced down")
+    row.locator("button:has-text('Retry')").click()
+    expect(page.locator(".alert").first).to_contain_text("could not be asked")
+    page.set_viewport_size({"width": 1400, "height": 900})
+    screenshot(page, "pinned-images-1400")
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    screenshot(page, "pinned-images-390")

@@ -149,6 +149,17 @@ def test_boot_a_server_from_the_console(browser, mirrored_demo_url, label, viewp
         expect(page.locator("h1")).to_contain_text(f"{label}-web")
         assert no_sideways_scroll(page)
         screenshot(page, f"{label}-server")
+        # Resize from its page (the first other flavor), then confirm it.
+        expect(page.locator("#resize-server")).to_be_visible()
+        page.select_option("#resize-flavor", index=1)
+        page.click("#resize-server button:has-text('Resize')")
+        expect(page.locator("#verify-resize")).to_be_visible()
+        expect(page.locator("h1")).to_contain_text("VERIFY_RESIZE")
+        assert no_sideways_scroll(page)
+        screenshot(page, f"{label}-server-verify-resize")
+        page.click("#confirm-resize button")
+        expect(page.locator("#verify-resize")).to_have_count(0)
+        expect(page.locator("h1")).to_contain_text("ACTIVE")
         # The server's host counts it (with the VMs its agent reports, as
         # os-hypervisors does), and shows placement's usage.
         page.click("dd >> a[href^='/hosts/']")

@@ -14,6 +14,7 @@ cannot forget it; files that start processes by other means say so with
 ``pytestmark``. Every marked test is also marked ``slow``: the fast tier is
 ``pytest -m "not slow"``."""
 
+import contextlib
 import fcntl
 
 import pytest
@@ -64,8 +65,16 @@ many_connections = pytest.mark.usefixtures("one_connection_hungry_test_at_a_time
 
 @pytest.fixture
 def one_connection_hungry_test_at_a_time(tmp_path_factory):
-    """An exclusive lock shared by every worker of this run (their temporary
-    directories share a parent), held for the whole test."""
+    """An exclusive lock shared by every worker of this run, held for the whole test."""
+    with connection_hungry(tmp_path_factory):
+        yield
+
+
+@contextlib.contextmanager
+def connection_hungry(tmp_path_factory):
+    """The lock above, for a fixture of a wider scope to hold (a module's
+    processes kept for several tests). Every worker of a run shares it:
+    their temporary directories share a parent."""
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if base.name.startswith("popen-gw") else base
     with open(shared / "many-database-connections.lock", "w") as lock:

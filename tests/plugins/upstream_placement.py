@@ -43,7 +43,9 @@ class UpstreamPlacement:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = None
-        self.env = {**os.environ, "OS_PLACEMENT_CONFIG_DIR": str(self.workdir)}
+        # Without PYTHONPATH: a checkout on it would put our "placement" before upstream's.
+        inherited = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        self.env = {**inherited, "OS_PLACEMENT_CONFIG_DIR": str(self.workdir)}
         (self.workdir / "placement.conf").write_text(CONFIG.format(db=self.workdir / "placement.db"))
         subprocess.run(
             [

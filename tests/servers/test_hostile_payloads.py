@@ -45,7 +45,7 @@ def test_create_refuses_every_hostile_payload(db, admin_api, system):
 @pytest.mark.heavy
 def test_metadata_tags_update_and_admin_actions_refuse_every_hostile_payload(db, admin_api, system):
     """The same for the routes that change a server: its update, metadata,
-    tags and the state reset, on an active server of the admin's own."""
+    tags, the state reset, resize and revertResize, on an active server of the admin's own."""
     server = Server.objects.create(
         name="vm1", project_id="p", vm_state=Server.ACTIVE, launched_at=timezone.now(), metadata={"k": "v"}
     )
@@ -57,6 +57,8 @@ def test_metadata_tags_update_and_admin_actions_refuse_every_hostile_payload(db,
         ("put", f"{base}/metadata/k", {"meta": {"k": "v2"}}),
         ("put", f"{base}/tags", {"tags": ["a", "b"]}),
         ("post", f"{base}/action", {"os-resetState": {"state": "error"}}),
+        ("post", f"{base}/action", {"resize": {"flavorRef": "1", "OS-DCF:diskConfig": "AUTO"}}),
+        ("post", f"{base}/action", {"revertResize": None}),
     ]
     cases = [(name, method, path, raw) for method, path, body in endpoints for name, raw in mutations(body)]
     cases += [

@@ -25,6 +25,17 @@ from aggregates.hostagent.server import HostAgent
 
 TOKEN_VARIABLE = "CORRAL_AGENT_TOKEN"
 SECRET_VARIABLE = "CORRAL_AGENT_SECRET"
+CACHE_LIMIT_VARIABLE = "CORRAL_AGENT_CACHE_LIMIT"
+_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+
+
+def cache_limit(value: str) -> int:
+    """Bytes of ``value``: a whole number, optionally with K, M, G or T (powers of 1024)."""
+    text = value.strip().upper().removesuffix("B").removesuffix("I")
+    number, unit = (text[:-1], text[-1]) if text[-1:] in _UNITS and text[-1:] else (text, "")
+    if not number.isdigit():
+        raise CommandError(f"--cache-limit must be a size such as 500G, 800M or 0, not {value!r}")
+    return int(number) * _UNITS[unit]
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> NoReturn:
@@ -55,6 +66,11 @@ class Command(BaseCommand):
             "--secret",
             help=f"the secret Corral presents to agents, its AGENT_SHARED_SECRET setting (default: ${SECRET_VARIABLE})",
         )
+        parser.add_argument(
+            "--cache-limit",
+            help="size past which the least recently used images that are not pinned are evicted, e.g. 500G "
+            f"(K, M, G, T: powers of 1024; default ${CACHE_LIMIT_VARIABLE}, else 0: never evict)",
+        )
         parser.add_argument("--vcpus", type=int, help="vCPUs to register (default: detected)")
         parser.add_argument("--memory-mb", type=int, help="memory in MiB to register (default: detected)")
         parser.add_argument("--disk-gb", type=int, help="disk in GiB to register (default: the cache's file system)")
@@ -82,7 +98,10 @@ class Command(BaseCommand):
         secret = options["secret"] or os.environ.get(SECRET_VARIABLE, "")
         if not secret:
             raise CommandError(f"The agents' shared secret is needed: --secret or ${SECRET_VARIABLE}")
-        cache = ImageCache(options["cache_dir"])
+        cache = ImageCache(
+            options["cache_dir"],
+            limit_bytes=cache_limit(options["cache_limit"] or os.environ.get(CACHE_LIMIT_VARIABLE) or "0"),
+        )
         registration: dict[str, Any] = {
             "host": options["host"],
             "vcpus": options["vcpus"] if options["vcpus"] is not None else resources.detect_vcpus(),

@@ -74,6 +74,9 @@ class Command(BaseCommand):
         if not os.environ.get("ENABLED_FILTERS"):
             # Every aggregate filter, so that the demo's aggregates steer scheduling.
             demo_settings["ENABLED_FILTERS"] = ",".join(DEMO_FILTERS)
+        if not os.environ.get("ALLOW_RESIZE_TO_SAME_HOST"):
+            # The demo's hosts are few: a resize may stay where it is (Nova's allow_resize_to_same_host).
+            demo_settings["ALLOW_RESIZE_TO_SAME_HOST"] = "true"
         if demo_settings:  # and for this one's (the seed and the demo hosts' thread)
             settings.CACHE_DRIVER = demo_settings.get("CACHE_DRIVER", settings.CACHE_DRIVER)
             if "ENABLED_FILTERS" in demo_settings:
