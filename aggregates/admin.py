@@ -400,3 +400,16 @@ class AddressAllocationAdmin(ReadOnlyAdmin):
     list_display = ("address", "kind", "pool", "server", "mac_addr", "created_at")
     list_filter = ("kind",)
     search_fields = ("address", "server__uuid", "pool__name")
+
+
+@admin.register(models.ServerGroup)
+class ServerGroupAdmin(ReadOnlyAdmin):
+    list_display = ("uuid", "name", "policy", "project_id", "created_at")
+    list_filter = ("policy",)
+    search_fields = ("uuid", "name", "project_id")
+
+
+@admin.register(models.ServerGroupMember)
+class ServerGroupMemberAdmin(ReadOnlyAdmin):
+    list_display = ("group", "server_uuid", "host", "created_at")
+    search_fields = ("server_uuid", "host")

@@ -28,4 +28,5 @@ from aggregates.precache.models import (  # noqa: F401
 )
 from aggregates.quotas.models import ProjectQuota, ProjectQuotaLock, QuotaClassLimit  # noqa: F401
 from aggregates.scheduling.models import SchedulingDecision  # noqa: F401
+from aggregates.server_groups.models import ServerGroup, ServerGroupMember  # noqa: F401
 from aggregates.servers.models import InstanceAction, InstanceActionEvent, Server, ServerTag  # noqa: F401

@@ -17,6 +17,7 @@ from aggregates.moves import api as moves
 from aggregates.precache import api as precache
 from aggregates.quotas import api as quotas
 from aggregates.scheduling import api as scheduling
+from aggregates.server_groups import api as server_groups
 from aggregates.servers import api as servers
 from aggregates.zones import api as zones
 
@@ -71,6 +72,9 @@ urlpatterns = [
     path("images/<str:image_id>", compute_proxy.ImageView.as_view()),
     path("images/<str:image_id>/metadata", compute_proxy.ImageMetadataView.as_view()),
     path("images/<str:image_id>/metadata/<str:key>", compute_proxy.ImageMetadataItemView.as_view()),
+    # server groups
+    path("os-server-groups", server_groups.ServerGroupListView.as_view()),
+    path("os-server-groups/<str:group_id>", server_groups.ServerGroupView.as_view()),
     # servers
     path("servers", servers.ServerListView.as_view()),
     path("servers/detail", servers.ServerDetailListView.as_view()),

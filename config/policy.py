@@ -134,6 +134,12 @@ COMPUTE_RULES: dict[str, str] = {
     "os_compute_api:os-quota-class-sets:update": ADMIN,
     "os_compute_api:limits": ANY,
     "os_compute_api:limits:other_project": ADMIN,
+    # Server groups: the services keep each caller to its own project's
+    # groups (all_projects lists every project's for admins only).
+    "os_compute_api:os-server-groups:index": ANY,
+    "os_compute_api:os-server-groups:show": ANY,
+    "os_compute_api:os-server-groups:create": ANY,
+    "os_compute_api:os-server-groups:delete": ANY,
     # Corral's own: address pools, pinned images.
     "corral:os-address-pools": ADMIN,
     "corral:pinned-images:list": ADMIN,

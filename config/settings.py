@@ -343,7 +343,9 @@ CACHE_LISTING_CONCURRENCY = max(1, env_int("CACHE_LISTING_CONCURRENCY", 8))
 # Host filters, by Nova's class names, run in this order.
 ENABLED_FILTERS = [
     name.strip()
-    for name in os.environ.get("ENABLED_FILTERS", "ComputeFilter,ImagePropertiesFilter").split(",")
+    for name in os.environ.get(
+        "ENABLED_FILTERS", "ComputeFilter,ImagePropertiesFilter,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter"
+    ).split(",")
     if name.strip()
 ]
 # Placement pre-filters ([scheduler] section in Nova).
@@ -371,6 +373,9 @@ CPU_WEIGHT_MULTIPLIER = float(os.environ.get("CPU_WEIGHT_MULTIPLIER", "1.0"))
 DISK_WEIGHT_MULTIPLIER = float(os.environ.get("DISK_WEIGHT_MULTIPLIER", "1.0"))
 IO_OPS_WEIGHT_MULTIPLIER = float(os.environ.get("IO_OPS_WEIGHT_MULTIPLIER", "-1.0"))
 NUM_INSTANCES_WEIGHT_MULTIPLIER = float(os.environ.get("NUM_INSTANCES_WEIGHT_MULTIPLIER", "0.0"))
+# Server groups' soft policies (Nova's minimum 0.0: a negative value counts as 0.0).
+SOFT_AFFINITY_WEIGHT_MULTIPLIER = max(0.0, float(os.environ.get("SOFT_AFFINITY_WEIGHT_MULTIPLIER", "1.0")))
+SOFT_ANTI_AFFINITY_WEIGHT_MULTIPLIER = max(0.0, float(os.environ.get("SOFT_ANTI_AFFINITY_WEIGHT_MULTIPLIER", "1.0")))
 # [DEFAULT] default_schedule_zone: the zone of a server created without one
 # (empty: none, the server may go anywhere and stays free to move).
 DEFAULT_SCHEDULE_ZONE = os.environ.get("DEFAULT_SCHEDULE_ZONE", "")

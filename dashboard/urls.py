@@ -17,6 +17,7 @@ from . import (
     quota_views,
     scheduling_views,
     search_views,
+    server_group_views,
     server_views,
     views,
 )
@@ -108,6 +109,10 @@ urlpatterns = [
     path("images/<uuid:image_id>/reactivate/", image_views.image_reactivate, name="image_reactivate"),
     path("scheduling/", scheduling_views.explain, name="scheduling"),
     path("scheduling/decisions/<str:decision_uuid>/", scheduling_views.decision_detail, name="scheduling_decision"),
+    path("server-groups/", server_group_views.group_list, name="server_groups"),
+    path("server-groups/new/", server_group_views.group_create, name="server_group_create"),
+    path("server-groups/<str:group_uuid>/", server_group_views.group_detail, name="server_group"),
+    path("server-groups/<str:group_uuid>/delete/", server_group_views.group_delete, name="server_group_delete"),
     path("servers/", server_views.server_list, name="servers"),
     path("servers/new/", server_views.server_create, name="server_create"),
     path("servers/<str:server_uuid>/", server_views.server_detail, name="server"),

@@ -17,10 +17,10 @@ from aggregates.errors import Unavailable
 from aggregates.host_aggregates.models import AggregateHost
 from aggregates.hosts.models import ComputeNode
 from aggregates.placement_client import PlacementClient, PlacementError, client
-from aggregates.scheduling import engine, prefilters
+from aggregates.scheduling import engine, filters, prefilters
 from aggregates.scheduling import services as scheduling
 from aggregates.scheduling.host_state import AggregateInfo, HostState
-from aggregates.scheduling.request import RequestSpec
+from aggregates.scheduling.request import GroupSpec, RequestSpec
 from aggregates.scheduling.weighers import weigh_hosts
 from aggregates.servers.models import Server
 
@@ -152,7 +152,9 @@ def _why_nowhere(
     )
 
 
-def _spec_key(server: Server, preferred: frozenset[str]) -> tuple[Any, ...]:
+def _spec_key(server: Server, preferred: frozenset[str], group: str | None = None) -> tuple[Any, ...]:
+    """What the servers sharing one decision have in common (their server
+    group included); the preferred aggregates last."""
     flavor = server.flavor or {}
     return (
         server.flavorid,
@@ -162,8 +164,32 @@ def _spec_key(server: Server, preferred: frozenset[str]) -> tuple[Any, ...]:
         server.project_id,
         server.user_id,
         server.pinned_availability_zone,
+        group,
         preferred,
     )
+
+
+class _GroupPlan:
+    """Where the plan puts the members of each server group with a hard
+    policy, so that a member planned later keeps the policy with them."""
+
+    def __init__(self) -> None:
+        self.planned: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+
+    def refusal(self, group: GroupSpec | None, server_uuid: str, host: str) -> str | None:
+        """Why the group's policy keeps ``server_uuid`` off ``host``, counting
+        the members planned before it (None: it may go there)."""
+        if group is None or group.policy not in ("affinity", "anti-affinity"):
+            return None
+        members: dict[str, set[str]] = {h: set(m) - {server_uuid} for h, m in group.members_by_host.items()}
+        for planned_host, uuids in self.planned[group.uuid].items():
+            members.setdefault(planned_host, set()).update(uuids)
+        now = GroupSpec(group.uuid, group.name, group.policy, group.max_server_per_host, members)
+        return filters.group_refusal(now, host)
+
+    def add(self, group: GroupSpec | None, server_uuid: str, host: str) -> None:
+        if group is not None:
+            self.planned[group.uuid][host].add(server_uuid)
 
 
 def plan_moves(
@@ -185,9 +211,14 @@ def plan_moves(
     placement = placement or client()
     aggregates = engine.load_aggregates()
     ledger = _Ledger()
+    group_of = scheduling.group_uuids_of([str(server.uuid) for server in servers])
+
+    def key_of(server: Server) -> tuple[Any, ...]:
+        return _spec_key(server, preferred_of(server), group_of.get(str(server.uuid)))
+
     groups: dict[tuple[Any, ...], list[Server]] = {}
     for server in servers:
-        groups.setdefault(_spec_key(server, preferred_of(server)), []).append(server)
+        groups.setdefault(key_of(server), []).append(server)
     decided: dict[tuple[Any, ...], _Group] = {}
     for key, members in groups.items():
         spec = scheduling.spec_for_server(members[0], ignore_hosts=frozenset(emptied), preferred_aggregates=key[-1])
@@ -201,17 +232,30 @@ def plan_moves(
         decided[key] = _Group(spec, decision)
     planned: dict[str, PlannedMove] = {}
     explained: dict[tuple[Any, ...], tuple[str, dict[str, int]]] = {}
+    group_plan = _GroupPlan()
     for server in servers:
-        key = _spec_key(server, preferred_of(server))
+        key = key_of(server)
         group = decided[key]
         group.sync(ledger)
         wanted = prefilters.flavor_resources(group.spec)
         move = PlannedMove(str(server.uuid), server.name, server.host or "", _flavor_name(server), wanted)
         ordered = group.ordered()
-        chosen = next((host for host in ordered if host.fits(wanted)), None)
+        server_group = group.spec.group
+        fitting = [host for host in ordered if host.fits(wanted)]
+        refusals = {host.host: group_plan.refusal(server_group, move.server_uuid, host.host) for host in fitting}
+        chosen = next((host for host in fitting if refusals[host.host] is None), None)
         if chosen is not None:
             ledger.add(chosen, wanted)
+            group_plan.add(server_group, move.server_uuid, chosen.host)
             move.target = chosen.host
+        elif fitting and server_group is not None:
+            name = "ServerGroupAffinityFilter" if server_group.policy == "affinity" else "ServerGroupAntiAffinityFilter"
+            move.reason = (
+                f"No valid host was found: the move cannot keep the {server_group.policy} policy of server group "
+                f"{server_group.name}: the {len(fitting)} host(s) with room refuse it once the servers planned "
+                f"before it are placed: " + "; ".join(str(refusals[host.host]) for host in fitting[:3])
+            )
+            move.rejected_by = {name: len(fitting)}
         elif ordered:
             full = ", ".join(
                 f"{host.host} ("

@@ -466,6 +466,9 @@ def refilter(decision: Decision, spec: RequestSpec, placed: HostState) -> None:
             if reason is not None:
                 hosts = [h for h in hosts if h is not placed]
                 break
+    again = [f for f in enabled if f.judges_every_host_again]
+    if again and not (spec.forced_host or spec.forced_node):
+        hosts = [h for h in hosts if all(f.host_passes(h, spec) is None for f in again)]
     decision.ordered = weigh_hosts(hosts, spec)
 
 

@@ -17,7 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from aggregates.scheduling import metadata, operators
 from aggregates.scheduling.host_state import HostState
-from aggregates.scheduling.request import ImageSpec, RequestSpec
+from aggregates.scheduling.request import GroupSpec, ImageSpec, RequestSpec
 
 LOG = logging.getLogger("aggregates.scheduling")
 
@@ -39,6 +39,9 @@ class HostFilter:
     run_filter_once_per_request: ClassVar[bool] = False
     # Nova's RUN_ON_REBUILD: the filter also judges the host of a rebuild.
     run_on_rebuild: ClassVar[bool] = False
+    # Placing an instance on one host may change the verdict on others (all
+    # are judged again before the request's next instance).
+    judges_every_host_again: ClassVar[bool] = False
 
     def host_passes(self, host: HostState, spec: RequestSpec) -> str | None:
         """None when the host passes, else the reason it does not."""
@@ -462,6 +465,55 @@ class AddressPoolFilter(HostFilter):
         return None
 
 
+def group_refusal(group: GroupSpec, host: str) -> str | None:
+    """Why ``host`` may not take a member of ``group`` under its hard policy
+    (None: it may; soft policies only weigh). The one rule of the filters
+    and of the admission a boot or move takes under the group's lock."""
+    if group.policy == "anti-affinity":
+        on_host = sorted(group.members_on(host))
+        if len(on_host) < group.max_server_per_host:
+            return None
+        if group.max_server_per_host == 1:
+            return f"host {host} already runs member {on_host[0]} of anti-affinity group {group.name}"
+        return (
+            f"host {host} already runs {len(on_host)} members of anti-affinity group {group.name} "
+            f"({', '.join(on_host)}), its max_server_per_host is {group.max_server_per_host}"
+        )
+    if group.policy == "affinity":
+        hosts = group.hosts()
+        if not hosts or host in hosts:
+            return None
+        return f"host {host} runs no member of affinity group {group.name}, whose members are on {_listing(hosts)}"
+    return None
+
+
+class ServerGroupAntiAffinityFilter(HostFilter):
+    """A member of an anti-affinity group goes to a host running fewer than
+    max_server_per_host (default 1) of its members."""
+
+    name = "ServerGroupAntiAffinityFilter"
+    policy = "anti-affinity"
+
+    def host_passes(self, host: HostState, spec: RequestSpec) -> str | None:
+        if spec.group is None or spec.group.policy != self.policy:
+            return None
+        return group_refusal(spec.group, host.host)
+
+
+class ServerGroupAffinityFilter(HostFilter):
+    """A member of an affinity group goes to a host running its members
+    (any host while none is placed)."""
+
+    name = "ServerGroupAffinityFilter"
+    policy = "affinity"
+    judges_every_host_again = True
+
+    def host_passes(self, host: HostState, spec: RequestSpec) -> str | None:
+        if spec.group is None or spec.group.policy != self.policy:
+            return None
+        return group_refusal(spec.group, host.host)
+
+
 # Run after the configured filters, whatever ENABLED_FILTERS says.
 ALWAYS_RUN: tuple[type[HostFilter], ...] = (AddressPoolFilter,)
 
@@ -479,6 +531,8 @@ FILTERS: dict[str, type[HostFilter]] = {
         ImagePropertiesFilter,
         SameHostFilter,
         DifferentHostFilter,
+        ServerGroupAntiAffinityFilter,
+        ServerGroupAffinityFilter,
         IoOpsFilter,
         NumInstancesFilter,
     )

@@ -70,6 +70,31 @@ class AddressNeed:
 
 
 @dataclass(frozen=True)
+class GroupSpec:
+    """The server group a request's servers belong to (Nova's
+    instance_group): its policy and where its members are. The members on
+    each host grow as a request places its servers (``place``)."""
+
+    uuid: str
+    name: str
+    policy: str  # affinity | anti-affinity | soft-affinity | soft-anti-affinity
+    max_server_per_host: int = 1
+    # Host name -> uuids of the members there (or admitted there), the server
+    # being scheduled left out.
+    members_by_host: dict[str, set[str]] = field(default_factory=dict, compare=False)
+
+    def members_on(self, host: str) -> set[str]:
+        return self.members_by_host.get(host, set())
+
+    def hosts(self) -> set[str]:
+        return {host for host, members in self.members_by_host.items() if members}
+
+    def place(self, host: str, member_uuid: str) -> None:
+        """Count a member placed on ``host`` (the next server of the request sees it)."""
+        self.members_by_host.setdefault(host, set()).add(member_uuid)
+
+
+@dataclass(frozen=True)
 class RequestSpec:
     flavor: FlavorSpec
     project_id: str
@@ -92,3 +117,5 @@ class RequestSpec:
     preferred_aggregates: frozenset[str] = frozenset()
     # The addresses the server needs (aggregates/addressing), None when none.
     addressing: AddressNeed | None = None
+    # The server group of the servers (the ``group`` hint, or a moved member's).
+    group: GroupSpec | None = None

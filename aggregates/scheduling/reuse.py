@@ -66,6 +66,7 @@ def reusable(spec: RequestSpec, servers: int) -> bool:
         spec.same_host,
         spec.different_host,
         spec.preferred_aggregates,
+        spec.group,
     )
     return window() > 0 and servers == 1 and spec.num_instances == 1 and not any(asked)
 

@@ -2,6 +2,7 @@
 for servers, explain a decision without claiming, release a claim. Placement
 is called through the placement client, never with a transaction open."""
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -16,10 +17,10 @@ from aggregates.identity.caller import Caller
 from aggregates.images.models import Image
 from aggregates.metrics import instruments
 from aggregates.placement_client import AllocationConflict, PlacementClient, PlacementError, client
-from aggregates.scheduling import boot_request, engine, reuse
+from aggregates.scheduling import boot_request, engine, groups, reuse
 from aggregates.scheduling.host_state import HostState
 from aggregates.scheduling.models import SchedulingDecision
-from aggregates.scheduling.request import FlavorSpec, ImageSpec, RequestSpec
+from aggregates.scheduling.request import FlavorSpec, GroupSpec, ImageSpec, RequestSpec
 from aggregates.servers.models import Server
 
 log = logging.getLogger("aggregates.scheduling")
@@ -57,6 +58,7 @@ def request_spec_for(
     num_instances: int = 1,
     same_host: frozenset[str] = frozenset(),
     different_host: frozenset[str] = frozenset(),
+    group: GroupSpec | None = None,
 ) -> RequestSpec:
     """The request spec of a boot or an explanation (the flavor's extra specs
     and the image's properties read now)."""
@@ -90,7 +92,14 @@ def request_spec_for(
         num_instances=num_instances,
         same_host=frozenset(same_host),
         different_host=frozenset(different_host),
+        group=group,
     )
+
+
+def group_spec(group_uuid: str, leaving: list[str]) -> GroupSpec | None:
+    """The spec of server group ``group_uuid`` for scheduling the servers
+    ``leaving`` (None when the group is gone)."""
+    return groups.spec_for(group_uuid, leaving)
 
 
 def _request_record(spec: RequestSpec) -> dict[str, Any]:
@@ -104,6 +113,7 @@ def _request_record(spec: RequestSpec) -> dict[str, Any]:
         "forced_node": spec.forced_node,
         "project_id": spec.project_id,
         "num_instances": spec.num_instances,
+        **({"group": spec.group.uuid, "group_policy": spec.group.policy} if spec.group else {}),
     }
 
 
@@ -216,6 +226,7 @@ def _place_once(
     holds; a failure is explained host by host."""
     placement = client()
     reusing, kept, recheck = _kept_decision(spec, len(consumer_uuids), placement)
+    admission = groups.admission_for(spec.group)
     if kept is not None:
         decision = kept.decision
         _reset_for_reuse(decision, kept)
@@ -224,15 +235,17 @@ def _place_once(
     result = ScheduleResult()
     chosen_hosts: list[str] = []
     for index, consumer_uuid in enumerate(consumer_uuids):
-        placed = _claim_first(decision, consumer_uuid, claim, recheck)
+        placed = _claim_first(decision, consumer_uuid, claim, recheck, admission)
         if placed is None and recheck is not None:
             # The reused decision has no host left that may take it: decide afresh.
             decision, recheck, kept = _decide(spec, placement, full=False), None, None
-            placed = _claim_first(decision, consumer_uuid, claim, None)
+            placed = _claim_first(decision, consumer_uuid, claim, None, admission)
         if placed is None:
             result.failed.append(consumer_uuid)
             continue
         placed.consume(engine.prefilters.flavor_resources(spec), consumer_uuid)
+        if spec.group is not None:
+            spec.group.place(placed.host, consumer_uuid)
         chosen_hosts.append(placed.host)
         fate = decision.fates[placed.node_uuid]
         fate.result = "chosen"
@@ -247,6 +260,8 @@ def _place_once(
         # Every host's fate, as things stand now that the others are placed.
         outcome = SchedulingDecision.NO_VALID_HOST
         lost_races = {uuid for uuid, fate in decision.fates.items() if "lost a race" in fate.reason}
+        if spec.group is not None:  # where the members are now, those placed by others meanwhile included
+            spec = _with_group_now(spec, consumer_uuids)
         decision = _decide(respec(spec) if respec else spec, placement, full=True)
         decision.chosen = chosen_hosts
         for uuid in lost_races & set(decision.fates):
@@ -293,12 +308,24 @@ def _reset_for_reuse(decision: engine.Decision, kept: reuse.Kept) -> None:
     decision.notes = [n for n in decision.notes if not n.startswith("decision reused:")] + [note]
 
 
+def _with_group_now(spec: RequestSpec, consumer_uuids: list[str]) -> RequestSpec:
+    assert spec.group is not None
+    now = groups.spec_for(spec.group.uuid, consumer_uuids)
+    return dataclasses.replace(spec, group=now)
+
+
 def _claim_first(
-    decision: engine.Decision, consumer_uuid: str, claim: Claim, recheck: engine.Recheck | None
+    decision: engine.Decision,
+    consumer_uuid: str,
+    claim: Claim,
+    recheck: engine.Recheck | None,
+    admission: groups.Admission | None = None,
 ) -> HostState | None:
     """Claim for ``consumer_uuid`` on the first host, in pick order, that
-    takes it (re-checked first when the decision is reused); the host, or
-    None when none does. Hosts that may no longer take it leave the decision."""
+    takes it (re-checked first when the decision is reused; admitted first
+    under its server group's lock when the group has a hard policy); the
+    host, or None when none does. Hosts that may no longer take it leave
+    the decision."""
     for weighed in engine.pick_order(decision):
         host = weighed.host
         allocation = decision.allocation_requests.get(host.node_uuid)
@@ -313,12 +340,26 @@ def _claim_first(
                 )
                 decision.ordered = [w for w in decision.ordered if w.host is not host]
                 continue
+        if admission is not None:
+            refused = admission.admit(consumer_uuid, host.host)
+            if refused is not None:
+                # Another member was placed there since the decision was made.
+                name, reason = refused
+                decision.fates[host.node_uuid] = engine.HostFate(
+                    host.host, host.node, "rejected", "filter", name, reason + " (placed there meanwhile)"
+                )
+                decision.ordered = [w for w in decision.ordered if w.host is not host]
+                continue
         try:
             claimed = claim(consumer_uuid, allocation)
         except PlacementError as failed:
+            if admission is not None:
+                admission.withdraw(consumer_uuid)
             raise Unavailable(f"Claiming resources is not possible now: {failed}") from failed
         if claimed:
             return host
+        if admission is not None:
+            admission.withdraw(consumer_uuid)
         fate = decision.fates[host.node_uuid]
         fate.reason += "; its claim lost a race for the last room (placement answered 409), the next host was tried"
         if recheck is not None:
@@ -340,9 +381,9 @@ def spec_for_server(
 ) -> RequestSpec:
     """The request spec of moving ``server``: its flavor as booted (the
     server's copy), or ``new_flavor`` (flavorid, the copy a resize keeps),
-    its image's properties now, its project, the zone it is pinned to;
-    never its own host unless ``may_stay`` (a resize with
-    ALLOW_RESIZE_TO_SAME_HOST)."""
+    its image's properties now, its project, the zone it is pinned to, its
+    server group (itself left out); never its own host unless ``may_stay``
+    (a resize with ALLOW_RESIZE_TO_SAME_HOST)."""
     flavorid, flavor = new_flavor if new_flavor is not None else (server.flavorid, server.flavor or {})
     flavor_spec = FlavorSpec(
         name=str(flavor.get("original_name", flavorid)),
@@ -374,7 +415,18 @@ def spec_for_server(
         ignore_hosts=frozenset(ignore_hosts) | ({server.host} if server.host and not may_stay else set()),
         requested_host=requested_host,
         preferred_aggregates=preferred_aggregates,
+        group=_group_of_server(server),
     )
+
+
+def group_uuids_of(server_uuids: list[str]) -> dict[str, str]:
+    """Server uuid -> the uuid of its server group, for those in one."""
+    return groups.group_uuids_of(server_uuids)
+
+
+def _group_of_server(server: Server) -> GroupSpec | None:
+    group = groups.group_of(str(server.uuid))
+    return groups.spec_of(group, leaving=[str(server.uuid)]) if group is not None else None
 
 
 @dataclass
@@ -498,6 +550,7 @@ def release_quietly(consumer_uuid: str) -> None:
 
 
 __all__ = [
+    "GroupSpec",
     "PlacementError",
     "Placed",
     "ScheduleResult",

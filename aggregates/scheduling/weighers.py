@@ -39,6 +39,11 @@ class Weigher:
             host.multiplier_cache[(self.key, default)] = cached
         return cached
 
+    def applies(self, spec: RequestSpec) -> bool:
+        """Whether the weigher has anything to say about ``spec`` (one that
+        has not weighs nothing and is left out of the explanation)."""
+        return True
+
     def raw(self, host: HostState, spec: RequestSpec) -> float:
         raise NotImplementedError
 
@@ -98,7 +103,40 @@ class NumInstancesWeigher(Weigher):
         return float(host.num_instances)
 
 
-WEIGHERS: list[Weigher] = [RAMWeigher(), CPUWeigher(), DiskWeigher(), IoOpsWeigher(), NumInstancesWeigher()]
+class ServerGroupSoftAffinityWeigher(Weigher):
+    """For a soft-affinity group: more of its members on a host weigh more."""
+
+    name = "ServerGroupSoftAffinityWeigher"
+    key = "soft_affinity_weight_multiplier"
+    policy = "soft-affinity"
+    sign = 1.0
+
+    def applies(self, spec: RequestSpec) -> bool:
+        return spec.group is not None and spec.group.policy == self.policy
+
+    def raw(self, host: HostState, spec: RequestSpec) -> float:
+        members = len(spec.group.members_on(host.host)) if spec.group is not None else 0
+        return self.sign * members
+
+
+class ServerGroupSoftAntiAffinityWeigher(ServerGroupSoftAffinityWeigher):
+    """For a soft-anti-affinity group: fewer of its members on a host weigh more."""
+
+    name = "ServerGroupSoftAntiAffinityWeigher"
+    key = "soft_anti_affinity_weight_multiplier"
+    policy = "soft-anti-affinity"
+    sign = -1.0
+
+
+WEIGHERS: list[Weigher] = [
+    RAMWeigher(),
+    CPUWeigher(),
+    DiskWeigher(),
+    IoOpsWeigher(),
+    NumInstancesWeigher(),
+    ServerGroupSoftAffinityWeigher(),
+    ServerGroupSoftAntiAffinityWeigher(),
+]
 
 
 def normalize(values: Sequence[float], minval: float | None = None) -> list[float]:
@@ -131,6 +169,8 @@ def weigh_hosts(
     if len(weighed) <= 1:
         return weighed
     for weigher in WEIGHERS if weighers is None else weighers:
+        if not weigher.applies(spec):
+            continue
         raws = [weigher.raw(host, spec) for host in hosts]
         if weigher.minval is not None:
             raws = [max(raw, weigher.minval) for raw in raws]

@@ -69,6 +69,13 @@ def _hint_hosts(uuids: Iterable[str], none_means_nowhere: bool = False) -> froze
     return hosts
 
 
+def _group(hints: dict[str, Any], uuids: list[str]) -> "scheduling.GroupSpec | None":
+    """The server group the ``group`` hint named (checked at create), as
+    the scheduler sees it now; None without one, or when it was deleted."""
+    group_uuids = _hint_uuids(hints.get("group"))
+    return scheduling.group_spec(group_uuids[0], uuids) if group_uuids else None
+
+
 def _fault(message: str, details: str) -> dict[str, Any]:
     return {
         "code": 500,
@@ -111,6 +118,7 @@ def build_servers(reservation_id: str) -> dict[str, int]:
                 num_instances=len(servers),
                 same_host=_hint_hosts(_hint_uuids(hints.get("same_host")), none_means_nowhere=True),
                 different_host=_hint_hosts(_hint_uuids(hints.get("different_host"))),
+                group=_group(hints, uuids),
             )
             spec, addresses = addressing.for_boot(spec, request.get("networks"))
             result = scheduling.schedule_and_claim(spec, uuids, addresses)

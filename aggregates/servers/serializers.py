@@ -13,6 +13,7 @@ from aggregates.compute_api.base import isotime
 from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.identity.caller import Caller
 from aggregates.scheduling.api import POLICY as EXPLAIN_POLICY
+from aggregates.server_groups import services as server_groups
 from aggregates.servers import services as service
 from aggregates.servers import usage
 from aggregates.servers.models import InstanceAction, Server, sanitized_hostname, status_of
@@ -195,7 +196,8 @@ def server_detail(
     if version >= (2, 63):
         body["trusted_image_certificates"] = extra.get("trusted_image_certificates")
     if show_server_groups and version >= (2, 71):
-        body["server_groups"] = []
+        group = server_groups.groups_of_servers([str(server.uuid)]).get(str(server.uuid))
+        body["server_groups"] = [group] if group else []
     if version >= (2, 73):
         body["locked_reason"] = None
     if version >= (2, 90) and not (is_admin and full):

@@ -42,6 +42,7 @@ from aggregates.identity import services as identity
 from aggregates.identity.caller import Caller
 from aggregates.quotas import services as quotas
 from aggregates.scheduling import boot_request
+from aggregates.server_groups import services as server_groups
 from aggregates.servers import actions, build, deletion, notifications
 from aggregates.servers.models import (
     InstanceAction,
@@ -499,6 +500,7 @@ def create_servers(
         if hostname and maximum > 1:
             raise Invalid("Unable to allocate a single hostname to multiple instances", field="hostname")
         hints: dict[str, Any] = dict(scheduler_hints or {})
+        group = server_groups.group_for_boot(caller, hints.get("group"))
         reservation_id = _reservation_id()
         user_id = caller.user_id or (identity.user_id_of(caller.user) if caller.user is not None else caller.username)
         now = timezone.now()
@@ -546,6 +548,8 @@ def create_servers(
                 actions.start(caller, server, actions.CREATE, now)
                 notifications.record(caller, "instance.create.start", server, request_id=caller.request_id)
                 servers.append(server)
+            if group is not None:
+                server_groups.add_members(group, [str(server.uuid) for server in servers], user_id)
             dispatch_build(reservation_id)
     log.info(
         "Accepted the boot of %s (reservation %s, flavor %s, image %s)",

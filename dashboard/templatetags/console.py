@@ -42,6 +42,7 @@ NAV_SECTIONS = {
     "flavors": "flavors",
     "addresses": "servers",  # the address pools: a page of the Servers section
     "servers": "servers",
+    "server-groups": "servers",
     "scheduling": "scheduling",
     "images": "images",
     "resource-providers": "providers",

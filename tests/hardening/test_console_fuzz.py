@@ -87,6 +87,11 @@ def test_console_forms_refuse_every_hostile_post(console):
             },
             ("min_disk", "min_ram"),
         ),
+        (
+            "/server-groups/new/",
+            {"name": "fz", "policy": "anti-affinity", "max_server_per_host": "2", "project": "admin"},
+            ("max_server_per_host",),
+        ),
     ]
     problems, count = [], 0
     before = snapshot()  # each refused post leaves it as it was: the next post's "before"

@@ -123,6 +123,11 @@ def compute_endpoints(world):
             "/os-address-pools",
             {"address_pool": {"name": "fz", "cidr": "10.77.0.0/24", "gateway": "10.77.0.1", "kind": "external"}},
         ),
+        (
+            "post",
+            "/os-server-groups",
+            {"server_group": {"name": "fz", "policy": "anti-affinity", "rules": {"max_server_per_host": 2}}},
+        ),
     ]
 
 
@@ -131,6 +136,8 @@ def compute_version(path):
         return "2.53"
     if path.startswith("/os-services/"):
         return "2.11"
+    if path.startswith("/os-server-groups"):
+        return "2.64"
     return "2.55" if path.startswith("/flavors") else None
 
 
@@ -152,6 +159,9 @@ def test_compute_api_refuses_every_hostile_payload(admin_api, compute_world):
         ("NUL in path id", "get", "/flavors/%00", None),
         ("NUL in path id", "put", "/os-services/%00", dump({"status": "disabled"})),
         ("NUL in query", "get", "/os-hypervisors?hypervisor_hostname_pattern=%00", None),
+        ("NUL in path id", "get", "/os-server-groups/%00", None),
+        ("NUL in path id", "delete", "/os-server-groups/%00", None),
+        ("NUL in query", "get", "/os-server-groups?limit=%00", None),
     ]
 
     admin_api.client.raise_request_exception = False  # a 500 is a finding, not a crash of the test

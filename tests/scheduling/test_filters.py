@@ -450,6 +450,8 @@ def test_registry_has_novas_names():
         "ImagePropertiesFilter",
         "SameHostFilter",
         "DifferentHostFilter",
+        "ServerGroupAntiAffinityFilter",
+        "ServerGroupAffinityFilter",
         "IoOpsFilter",
         "NumInstancesFilter",
     }

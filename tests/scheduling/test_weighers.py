@@ -1,11 +1,12 @@
 """Nova's weighers: raw values, per-aggregate multipliers, normalisation and ordering."""
 
 import logging
+from dataclasses import replace
 
 import pytest
 
 from aggregates.scheduling.host_state import AggregateInfo, HostState
-from aggregates.scheduling.request import FlavorSpec, RequestSpec
+from aggregates.scheduling.request import FlavorSpec, GroupSpec, RequestSpec
 from aggregates.scheduling.weighers import (
     WEIGHERS,
     CPUWeigher,
@@ -13,6 +14,8 @@ from aggregates.scheduling.weighers import (
     IoOpsWeigher,
     NumInstancesWeigher,
     RAMWeigher,
+    ServerGroupSoftAffinityWeigher,
+    ServerGroupSoftAntiAffinityWeigher,
     normalize,
     weigh_hosts,
 )
@@ -51,6 +54,8 @@ def test_weighers_have_novas_names_and_keys():
         ("DiskWeigher", "disk_weight_multiplier"),
         ("IoOpsWeigher", "io_ops_weight_multiplier"),
         ("NumInstancesWeigher", "num_instances_weight_multiplier"),
+        ("ServerGroupSoftAffinityWeigher", "soft_affinity_weight_multiplier"),
+        ("ServerGroupSoftAntiAffinityWeigher", "soft_anti_affinity_weight_multiplier"),
     ]
 
 
@@ -220,3 +225,29 @@ def test_no_hosts():
 def test_no_negative_zero(default_multipliers):
     weighed = weigh_hosts([host("a", num_io_ops=0), host("b", num_io_ops=0)], SPEC, [IoOpsWeigher()])
     assert all(str(w.weights["IoOpsWeigher"]) == "0.0" for w in weighed)
+
+
+# --- Server groups' soft policies -----------------------------------------------------
+
+
+def grouped(policy: str, **members_by_host: int) -> RequestSpec:
+    members = {h: {f"{h}-m{i}" for i in range(n)} for h, n in members_by_host.items()}
+    return replace(SPEC, group=GroupSpec("g-uuid", "g", policy, members_by_host=members))
+
+
+def test_soft_weighers_count_members_and_their_multiplier_is_per_aggregate(settings):
+    settings.SOFT_AFFINITY_WEIGHT_MULTIPLIER = settings.SOFT_ANTI_AFFINITY_WEIGHT_MULTIPLIER = 2.0
+    a, b, c = host("a"), host("b", {"soft_anti_affinity_weight_multiplier": "0.5"}), host("c")
+    soft_anti, soft = ServerGroupSoftAntiAffinityWeigher(), ServerGroupSoftAffinityWeigher()
+    spread = grouped("soft-anti-affinity", a=2, b=1)
+    weighed = weigh_hosts([a, b, c], spread, [soft_anti])
+    assert [(w.host.host, w.weights["ServerGroupSoftAntiAffinityWeigher"]) for w in weighed] == [
+        ("c", 2.0),
+        ("b", 0.25),
+        ("a", 0.0),
+    ]
+    together = grouped("soft-affinity", a=2, b=1)
+    assert [w.host.host for w in weigh_hosts([c, b, a], together, [soft])] == ["a", "b", "c"]
+    # A weigher with nothing to say (no group, another policy) is left out of the explanation.
+    assert weigh_hosts([a, b], together, [soft_anti])[0].weights == {}
+    assert weigh_hosts([a, b], SPEC, [soft])[0].weights == {}

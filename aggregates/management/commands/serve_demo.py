@@ -43,6 +43,8 @@ DEMO_FILTERS = [
     "AggregateTypeAffinityFilter",
     "SameHostFilter",
     "DifferentHostFilter",
+    "ServerGroupAntiAffinityFilter",
+    "ServerGroupAffinityFilter",
 ]
 
 
