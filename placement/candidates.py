@@ -14,11 +14,12 @@ resources can be used by every tree it shares an aggregate with).
 
 import itertools
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import os_traits
+from django.conf import settings
 from django.db import connection
 
 from placement import errors
@@ -41,6 +42,10 @@ SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
 # Above this many ids, read whole tables and filter in Python instead of
 # sending huge IN (...) lists (SQLite caps bound parameters).
 MAX_IN_LIST = 5000
+
+DEPTH_FIRST = "depth-first"
+BREADTH_FIRST = "breadth-first"
+GENERATION_STRATEGIES = (DEPTH_FIRST, BREADTH_FIRST)
 
 RP = ResourceProvider._meta.db_table
 INV = Inventory._meta.db_table
@@ -364,29 +369,37 @@ class GroupSearch:
 
     def tree_requests(self) -> Iterator[AllocationRequest]:
         """Allocation requests tree by tree (in root id order), lazily."""
+        return itertools.chain.from_iterable(self.tree_request_generators())
+
+    def tree_request_generators(self) -> list[Iterator[AllocationRequest]]:
+        """One lazy generator of allocation requests per tree, in root id order."""
         if self.required and not _providers_with_any_trait(set().union(*self.required)):
-            return
+            return []
         candidates = self._tree_candidates()
         if not candidates:
-            return
+            return []
         by_tree: defaultdict[int, defaultdict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
         for rp_id, root_id, class_id in candidates:
             by_tree[root_id][class_id].append(rp_id)
-        providers = self.search.providers
         # Every tree left serves every requested class.
+        classes = sorted(self.resources)
+        return [
+            self._one_tree_requests(root_id, [sorted(by_tree[root_id][c]) for c in classes])
+            for root_id in sorted(by_tree)
+        ]
+
+    def _one_tree_requests(self, root_id: int, options: list[list[int]]) -> Iterator[AllocationRequest]:
+        providers = self.search.providers
         classes = sorted(self.resources)
         labels = [(self.class_names[c], self.resources[c]) for c in classes]
         check_traits = bool(self.required_names or self.forbidden_names)
         suffix, same_provider = self.suffix, self.group.use_same_provider
-        for root_id in sorted(by_tree):
-            per_class = by_tree[root_id]
-            options = [sorted(per_class[c]) for c in classes]
-            for choice in itertools.product(*options):
-                if check_traits and not self._traits_ok([providers[rp] for rp in choice]):
-                    continue
-                resources = tuple((rp_id, name, amount) for rp_id, (name, amount) in zip(choice, labels, strict=False))
-                mappings = ((suffix, frozenset([providers[rp].uuid for rp in choice])),)
-                yield AllocationRequest(root_id, resources, mappings, same_provider)
+        for choice in itertools.product(*options):
+            if check_traits and not self._traits_ok([providers[rp] for rp in choice]):
+                continue
+            resources = tuple((rp_id, name, amount) for rp_id, (name, amount) in zip(choice, labels, strict=False))
+            mappings = ((suffix, frozenset([providers[rp].uuid for rp in choice])),)
+            yield AllocationRequest(root_id, resources, mappings, same_provider)
 
     def _traits_ok(self, chosen: Iterable[Provider]) -> bool:
         traits: set[str] = set()
@@ -460,16 +473,34 @@ class GroupSearch:
 # --- combining groups --------------------------------------------------------------
 
 
+def generation_limits() -> tuple[int | None, str]:
+    """(the most candidates one request may generate, None for no limit;
+    the order trees are visited in), from upstream's
+    [placement]max_allocation_candidates (-1: none) and
+    allocation_candidates_generation_strategy."""
+    most = int(getattr(settings, "PLACEMENT_MAX_ALLOCATION_CANDIDATES", -1))
+    strategy = getattr(settings, "PLACEMENT_ALLOCATION_CANDIDATES_GENERATION_STRATEGY", DEPTH_FIRST)
+    if strategy not in GENERATION_STRATEGIES:
+        raise ValueError(f"Strategy '{strategy}' not recognized")
+    return (most if most >= 0 else None), strategy
+
+
 def find_candidates(
     groups: Mapping[str, "RequestGroup"], wide: "RequestWideParams", nested_aware: bool = True
 ) -> Candidates:
     """Candidates for ``groups`` ({suffix: RequestGroup}) and the request-wide
-    parameters ``wide``. Unknown resource classes or traits raise errors.Invalid."""
+    parameters ``wide``. Unknown resource classes or traits raise errors.Invalid.
+
+    As upstream, at most PLACEMENT_MAX_ALLOCATION_CANDIDATES are generated
+    (before the nested-provider filter of old microversions and before
+    ``limit``), visiting the anchors' trees one after the other (depth-first)
+    or one candidate of each in turn (breadth-first)."""
     class_names = {name for g in groups.values() for name in g.resources}
     class_ids = dict(ResourceClass.objects.filter(name__in=class_names).values_list("name", "id"))
     for name in sorted(class_names):
         if name not in class_ids:
             raise errors.Invalid(f"Invalid resource class in resources parameter: No such resource class {name}.")
+    most, strategy = generation_limits()
     try:
         search = Search(wide, nested_aware)
         group_searches = {suffix: GroupSearch(search, group, class_ids) for suffix, group in groups.items()}
@@ -478,15 +509,21 @@ def find_candidates(
         per_group: dict[str, list[AllocationRequest]] = {}
         for suffix, group_search in group_searches.items():
             group_search.find_capacity()
-            if len(groups) == 1 and wide.limit is not None:
-                # Requests come anchor by anchor, the order _combine keeps
-                # (trees; single providers, each its own anchor, when no
-                # provider is shared): stop once the limit is reached.
+            if len(groups) == 1 and (wide.limit is not None or most is not None):
+                # Requests come anchor by anchor (trees; single providers,
+                # each its own anchor, when no provider is shared and there
+                # are no trees): stop once the limit is reached.
+                stop = min(n for n in (wide.limit, most) if n is not None)
                 if group_search.uses_trees() and (nested_aware or not search.has_trees):
-                    requests = _unique(search, group_search.tree_requests(), wide.limit)
-                    return _with_providers(search, requests, nested_aware)
-                if not group_search.uses_trees() and not search.sharing:
-                    requests = _unique(search, group_search.each_single_provider_request(), wide.limit)
+                    trees = group_search.tree_request_generators()
+                    ordered = _roundrobin(trees) if strategy == BREADTH_FIRST else itertools.chain.from_iterable(trees)
+                    return _with_providers(search, _unique(search, ordered, stop), nested_aware)
+                if (
+                    not group_search.uses_trees()
+                    and not search.sharing
+                    and (strategy == DEPTH_FIRST or not search.has_trees)
+                ):
+                    requests = _unique(search, group_search.each_single_provider_request(), stop)
                     return _with_providers(search, requests, nested_aware)
             found = group_search.requests()
             if not found:
@@ -494,11 +531,13 @@ def find_candidates(
             per_group[suffix] = found
     except NoCandidates:
         return Candidates([], {})
-    requests = _combine(search, per_group)
+    keep = None
     if not nested_aware and search.has_trees:
-        requests = [r for r in requests if _one_provider_per_tree(search, r)]
-    if wide.limit is not None:
-        requests = requests[: wide.limit]
+
+        def keep(request: AllocationRequest) -> bool:
+            return _one_provider_per_tree(search, request)
+
+    requests = _combine(search, per_group, most=most, limit=wide.limit, strategy=strategy, keep=keep)
     return _with_providers(search, requests, nested_aware)
 
 
@@ -518,32 +557,106 @@ def _one_provider_per_tree(search: Search, request: AllocationRequest) -> bool:
     return len(providers) == len({search.providers[rp].root_id for rp in providers})
 
 
-def _combine(search: Search, per_group: Mapping[str, list[AllocationRequest]]) -> list[AllocationRequest]:
+def _combine(
+    search: Search,
+    per_group: Mapping[str, list[AllocationRequest]],
+    most: int | None = None,
+    limit: int | None = None,
+    strategy: str = DEPTH_FIRST,
+    keep: Callable[[AllocationRequest], bool] | None = None,
+) -> list[AllocationRequest]:
     """Merge one allocation request per group, anchor by anchor, into whole
     allocation requests; keep those within group_policy, same_subtree and
-    capacity."""
+    capacity. At most ``most`` distinct ones are generated; of those, the
+    first ``limit`` that ``keep`` accepts are returned."""
     suffixes = list(per_group)
     by_anchor: defaultdict[int, defaultdict[str, list[AllocationRequest]]] = defaultdict(lambda: defaultdict(list))
     for suffix, found in per_group.items():
         for request in found:
             by_anchor[request.anchor][suffix].append(request)
     granular = len([s for s in suffixes if s])
-    results: dict[tuple[frozenset[Resource], tuple[GroupMapping, ...]], AllocationRequest] = {}
     if len(suffixes) == 1:
         # One group: its requests are already whole, and each takes every
         # (provider, class) at most once, within the capacity found for it.
-        return _unique(search, (r for lists in by_anchor.values() for r in lists[suffixes[0]]))
-    for anchor, lists in by_anchor.items():
-        if len(lists) != len(suffixes):
+        per_anchor: list[Iterator[AllocationRequest]] = [iter(lists[suffixes[0]]) for lists in by_anchor.values()]
+    else:
+        per_anchor = [
+            _anchor_requests(search, anchor, [lists[s] for s in suffixes], granular)
+            for anchor, lists in by_anchor.items()
+            if len(lists) == len(suffixes)
+        ]
+    ordered = _roundrobin(per_anchor) if strategy == BREADTH_FIRST else itertools.chain.from_iterable(per_anchor)
+    generated: set[tuple[frozenset[Resource], tuple[GroupMapping, ...]]] = set()
+    results: list[AllocationRequest] = []
+    for request in ordered:
+        if len(suffixes) == 1 and not _same_subtree_ok(search, request):
             continue
-        for combination in itertools.product(*(lists[s] for s in suffixes)):
-            if search.wide.group_policy == "isolate" and not _isolated(combination, granular):
+        key = request.key()
+        if key in generated:
+            continue
+        generated.add(key)
+        if keep is None or keep(request):
+            results.append(request)
+            if limit is not None and len(results) >= limit:
+                break
+        if most is not None and len(generated) >= most:
+            break
+    return results
+
+
+def _anchor_requests(
+    search: Search, anchor: int, lists: Sequence[Sequence[AllocationRequest]], granular: int
+) -> Iterator[AllocationRequest]:
+    """The merged requests of one anchor, one request of each group's list,
+    in product order, leaving out every combination a prefix of which
+    already exceeds a provider's capacity (upstream's filtered product: the
+    same results, without visiting the combinations that cannot fit)."""
+    isolate = search.wide.group_policy == "isolate"
+    for combination in _fitting_product(search, lists):
+        if isolate and not _isolated(combination, granular):
+            continue
+        merged = _merge(anchor, combination)
+        if _same_subtree_ok(search, merged):
+            yield merged
+
+
+def _fitting_product(
+    search: Search, lists: Sequence[Sequence[AllocationRequest]]
+) -> Iterator[tuple[AllocationRequest, ...]]:
+    """itertools.product(*lists) without the tuples whose summed amounts
+    exceed some provider's free capacity or max_unit, pruned by prefix."""
+    providers = search.providers
+    depth = len(lists)
+    chosen: list[AllocationRequest] = []
+    amounts: dict[tuple[int, str], int] = {}
+
+    def fits(request: AllocationRequest) -> bool:
+        for rp_id, class_name, amount in request.resources:
+            capacity, used, max_unit = providers[rp_id].resources[class_name]
+            total = amounts.get((rp_id, class_name), 0) + amount
+            if used + total > capacity or total > max_unit:
+                return False
+        return True
+
+    def add(request: AllocationRequest, sign: int) -> None:
+        for rp_id, class_name, amount in request.resources:
+            amounts[(rp_id, class_name)] = amounts.get((rp_id, class_name), 0) + sign * amount
+
+    def walk(level: int) -> Iterator[tuple[AllocationRequest, ...]]:
+        for request in lists[level]:
+            if not fits(request):
                 continue
-            merged = _merge(anchor, combination)
-            if not _same_subtree_ok(search, merged) or _exceeds_capacity(search, merged):
-                continue
-            results.setdefault(merged.key(), merged)
-    return list(results.values())
+            chosen.append(request)
+            if level + 1 == depth:
+                yield tuple(chosen)
+            else:
+                add(request, 1)
+                yield from walk(level + 1)
+                add(request, -1)
+            chosen.pop()
+
+    if depth:
+        yield from walk(0)
 
 
 def _unique(search: Search, requests: Iterable[AllocationRequest], limit: int | None = None) -> list[AllocationRequest]:
@@ -555,6 +668,20 @@ def _unique(search: Search, requests: Iterable[AllocationRequest], limit: int | 
             if limit is not None and len(results) >= limit:
                 break
     return list(results.values())
+
+
+def _roundrobin(iterators: Sequence[Iterable[AllocationRequest]]) -> Iterator[AllocationRequest]:
+    """One item of each iterator in turn, dropping those that are done
+    (upstream's breadth-first order)."""
+    active = [iter(it) for it in iterators]
+    while active:
+        still = []
+        for it in active:
+            item = next(it, None)
+            if item is not None:
+                yield item
+                still.append(it)
+        active = still
 
 
 def _isolated(combination: Iterable[AllocationRequest], granular: int) -> bool:
@@ -578,14 +705,6 @@ def _merge(anchor: int, combination: Iterable[AllocationRequest]) -> AllocationR
         tuple((rp, c, a) for (rp, c), a in amounts.items()),
         tuple((s, frozenset(u)) for s, u in mappings.items()),
     )
-
-
-def _exceeds_capacity(search: Search, request: AllocationRequest) -> bool:
-    for rp_id, class_name, amount in request.resources:
-        capacity, used, max_unit = search.providers[rp_id].resources[class_name]
-        if used + amount > capacity or amount > max_unit:
-            return True
-    return False
 
 
 def _same_subtree_ok(search: Search, request: AllocationRequest) -> bool:
