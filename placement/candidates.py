@@ -242,6 +242,24 @@ def _trait_ids(names: Collection[str]) -> dict[str, int]:
     return found
 
 
+def _roots_of(provider_ids: Collection[int]) -> set[int]:
+    """The roots of the trees of ``provider_ids``."""
+    if not provider_ids:
+        return set()
+    if len(provider_ids) > MAX_IN_LIST:
+        return {root for pid, root in _query(f"SELECT id, root_id FROM {RP}") if pid in provider_ids}
+    clause, params = _in_clause("id", provider_ids)
+    return {root for (root,) in _query(f"SELECT DISTINCT root_id FROM {RP} WHERE 1=1{clause}", params)}
+
+
+def _providers_of_roots(root_ids: Collection[int]) -> set[int]:
+    """Every provider of the trees of ``root_ids`` (at most MAX_IN_LIST)."""
+    if not root_ids:
+        return set()
+    clause, params = _in_clause("root_id", root_ids)
+    return {pid for (pid,) in _query(f"SELECT id FROM {RP} WHERE 1=1{clause}", params)}
+
+
 def _providers_with_any_trait(trait_ids: Collection[int]) -> set[int]:
     return set(
         ResourceProviderTrait.objects.filter(trait_id__in=trait_ids).values_list("resource_provider_id", flat=True)
@@ -282,27 +300,55 @@ class GroupSearch:
     def scope(self) -> set[int] | None:
         """Ids of the only providers this group can use, or None (any).
 
-        Narrowed only without nested providers: then a candidate is one
-        provider, or a compute node plus sharing providers, so it must
-        involve a provider of the requested aggregates (or that carries the
-        required traits, when no sharing provider has any of them)."""
+        Without nested providers a candidate is one provider, or a compute
+        node plus sharing providers, so it must involve a provider of the
+        requested aggregates (or that carries the required traits, when no
+        sharing provider has any of them). With nested providers the same
+        holds for whole trees: the scope is every provider of the trees
+        that have such a provider (or whose root is one, or that a sharing
+        provider of the aggregates serves), plus the sharing providers."""
         search = self.search
-        if search.has_trees or self.tree_root is not None:
+        if self.tree_root is not None:
             return None
+        if search.has_trees:
+            return self._tree_scope()
         scope: set[int] | None = None
         if self.in_aggregates is not None:
             scope = set(self.in_aggregates)
-        if self.required:
-            with_traits: set[int] | None = None
-            for any_of in self.required:
-                found = _providers_with_any_trait(any_of)
-                with_traits = found if with_traits is None else with_traits & found
-            assert with_traits is not None  # self.required is not empty
-            if not (set().union(*(_providers_with_any_trait(a) for a in self.required)) & search.sharing):
-                scope = with_traits if scope is None else scope & with_traits
+        if self.required and not self._sharing_has_required_traits():
+            scope = self._with_required_traits() if scope is None else scope & self._with_required_traits()
         if scope is None:
             return None
         return scope | search.sharing
+
+    def _sharing_has_required_traits(self) -> bool:
+        return bool(set().union(*(_providers_with_any_trait(a) for a in self.required)) & self.search.sharing)
+
+    def _with_required_traits(self) -> set[int]:
+        with_traits: set[int] | None = None
+        for any_of in self.required:
+            found = _providers_with_any_trait(any_of)
+            with_traits = found if with_traits is None else with_traits & found
+        assert with_traits is not None  # self.required is not empty
+        return with_traits
+
+    def _tree_scope(self) -> set[int] | None:
+        search = self.search
+        roots: set[int] | None = None
+        if self.in_aggregates is not None:
+            roots = _roots_of(self.in_aggregates)
+            anchors = search.sharing_anchors()
+            for sharing_id in search.sharing & self.in_aggregates:
+                roots |= anchors.get(sharing_id, set())
+        if self.required and not self._sharing_has_required_traits():
+            for any_of in self.required:
+                found = _roots_of(_providers_with_any_trait(any_of))
+                roots = found if roots is None else roots & found
+        if search.anchor_roots is not None:
+            roots = set(search.anchor_roots) if roots is None else roots & search.anchor_roots
+        if roots is None or len(roots) > MAX_IN_LIST:
+            return None
+        return _providers_of_roots(roots) | search.sharing
 
     def find_capacity(self) -> None:
         """Providers with room for each requested class (after load_snapshot)."""
