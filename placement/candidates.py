@@ -42,6 +42,9 @@ SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
 # Above this many ids, read whole tables and filter in Python instead of
 # sending huge IN (...) lists (SQLite caps bound parameters).
 MAX_IN_LIST = 5000
+# Trees read at first by a limited single-group request over the whole cloud
+# (at least its limit; each further slice twice the one before).
+SLICE_ROOTS = 200
 
 DEPTH_FIRST = "depth-first"
 BREADTH_FIRST = "breadth-first"
@@ -77,9 +80,14 @@ def _query(sql: str, params: Sequence[int] = ()) -> list[tuple[Any, ...]]:
 
 def _in_clause(column: str, ids: Collection[int]) -> tuple[str, list[int]]:
     """(" AND column IN (...)", params), or no filter for big sets."""
+    return _ids_clause(column, ids)
+
+
+def _ids_clause(column: str, ids: Collection[int], conjunction: str = "AND") -> tuple[str, list[int]]:
+    """(" AND column IN (...)", params), or no filter for big sets."""
     if len(ids) > MAX_IN_LIST:
         return "", []
-    return f" AND {column} IN ({', '.join(['%s'] * len(ids))})", list(ids)
+    return f" {conjunction} {column} IN ({', '.join(['%s'] * len(ids))})", list(ids)
 
 
 # --- results ---------------------------------------------------------------------
@@ -136,17 +144,32 @@ class Search:
         # class id -> [(provider id, root id, free, min_unit, max_unit, step_size)]
         self.inventory: defaultdict[int, list[tuple[int, int, int, int, int, int]]] = defaultdict(list)
         self._capacity: dict[tuple[int, int], Roots] = {}
+        # When the search reads the cloud a slice of trees at a time: the
+        # roots of the current slice (candidates are anchored in it only).
+        self.chunk_roots: set[int] | None = None
         self._anchors: defaultdict[int, set[int]] | None = None
         self.anchor_roots = self._anchor_roots()
 
     # -- loading --
 
-    def load_snapshot(self, scope: Collection[int] | None) -> None:
+    def load_snapshot(self, scope: Collection[int] | None, roots_between: tuple[int, int] | None = None) -> None:
         """Read, in three queries, everything the search needs about the
         providers in ``scope`` (ids, or None for all): their tree links, their
-        inventories with current usage, and their traits."""
-        if scope is not None and not scope:
+        inventories with current usage, and their traits. With
+        ``roots_between`` (lowest, highest root id), the providers of those
+        trees are read too."""
+        if scope is not None and not scope and roots_between is None:
             return
+
+        def _in_clause(column: str, ids: Collection[int]) -> tuple[str, list[int]]:
+            if roots_between is None:
+                return _ids_clause(column, ids)
+            ids_sql, ids_params = _ids_clause(column, ids, "OR") if ids else ("", [])
+            return (
+                f" AND ({column} IN (SELECT id FROM {RP} WHERE root_id BETWEEN %s AND %s){ids_sql})",
+                [*roots_between, *ids_params],
+            )
+
         rp_clause, rp_params = _in_clause("id", scope) if scope is not None else ("", [])
         for pid, uuid, parent_id, root_id in _query(
             f"SELECT id, uuid, parent_id, root_id FROM {RP} WHERE 1=1{rp_clause}", rp_params
@@ -182,6 +205,15 @@ class Search:
             provider = providers.get(pid)
             if provider is not None:
                 provider.traits.add(names[trait_id])
+
+    def load_chunk(self, roots: Sequence[int]) -> None:
+        """Forget the capacity read so far and read the trees of ``roots``
+        (every root between the lowest and the highest of them) and the
+        sharing providers instead."""
+        self.inventory = defaultdict(list)
+        self._capacity = {}
+        self.chunk_roots = set(roots)
+        self.load_snapshot(self.sharing, roots_between=(min(roots), max(roots)))
 
     def providers_with_capacity(self, class_id: int, amount: int, root_id: int | None = None) -> Roots:
         """{provider id: root id} for providers that can take ``amount`` more."""
@@ -344,8 +376,8 @@ class GroupSearch:
             for any_of in self.required:
                 found = _roots_of(_providers_with_any_trait(any_of))
                 roots = found if roots is None else roots & found
-        if search.anchor_roots is not None:
-            roots = set(search.anchor_roots) if roots is None else roots & search.anchor_roots
+        if roots is not None and search.anchor_roots is not None:
+            roots &= search.anchor_roots
         if roots is None or len(roots) > MAX_IN_LIST:
             return None
         return _providers_of_roots(roots) | search.sharing
@@ -470,6 +502,8 @@ class GroupSearch:
                 these |= {(rp, anchor, class_id) for rp in shared_here for anchor in anchors.get(rp, ())}
             if self.search.anchor_roots is not None:
                 these = {c for c in these if c[1] in self.search.anchor_roots}
+            if self.search.chunk_roots is not None:
+                these = {c for c in these if c[1] in self.search.chunk_roots}
             if self.in_aggregates is not None:
                 these = {c for c in these if c[0] in self.in_aggregates or c[1] in self.in_aggregates}
             if self.bad_aggregates:
@@ -551,6 +585,16 @@ def find_candidates(
         search = Search(wide, nested_aware)
         group_searches = {suffix: GroupSearch(search, group, class_ids) for suffix, group in groups.items()}
         scopes = [g.scope() for g in group_searches.values()]
+        if len(groups) == 1 and None in scopes and strategy == DEPTH_FIRST:
+            (group_search,) = group_searches.values()
+            stop = min((n for n in (wide.limit, most) if n is not None), default=None)
+            if (
+                stop is not None
+                and group_search.tree_root is None
+                and (nested_aware or not search.has_trees)
+                and (group_search.uses_trees() or not search.sharing)
+            ):
+                return _in_slices(search, group_search, stop, nested_aware)
         search.load_snapshot(None if None in scopes else set().union(*[s for s in scopes if s is not None]))
         per_group: dict[str, list[AllocationRequest]] = {}
         for suffix, group_search in group_searches.items():
@@ -585,6 +629,35 @@ def find_candidates(
 
     requests = _combine(search, per_group, most=most, limit=wide.limit, strategy=strategy, keep=keep)
     return _with_providers(search, requests, nested_aware)
+
+
+def _in_slices(search: Search, group_search: GroupSearch, stop: int, nested_aware: bool) -> Candidates:
+    """The first ``stop`` candidates of a single-group request that may use
+    any provider, reading the cloud a slice of trees at a time (in root id
+    order, the order candidates come in) instead of every provider's
+    inventory and usage at once: a limited request over a large cloud
+    usually finds its candidates in the first slice."""
+    roots = [pid for (pid,) in _query(f"SELECT id FROM {RP} WHERE parent_id IS NULL ORDER BY id")]
+    size = max(stop, SLICE_ROOTS)
+    found: dict[tuple[frozenset[Resource], tuple[GroupMapping, ...]], AllocationRequest] = {}
+    start = 0
+    while start < len(roots):
+        search.load_chunk(roots[start : start + size])
+        start, size = start + size, 2 * size
+        try:
+            group_search.find_capacity()
+        except NoCandidates:
+            continue
+        if group_search.uses_trees():
+            requests: Iterator[AllocationRequest] = group_search.tree_requests()
+        else:
+            requests = group_search.each_single_provider_request()
+        for request in requests:
+            if _same_subtree_ok(search, request):
+                found.setdefault(request.key(), request)
+                if len(found) >= stop:
+                    return _with_providers(search, list(found.values()), nested_aware)
+    return _with_providers(search, list(found.values()), nested_aware)
 
 
 def _with_providers(search: Search, requests: list[AllocationRequest], nested_aware: bool) -> Candidates:

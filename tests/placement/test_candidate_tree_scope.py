@@ -83,3 +83,27 @@ def test_tree_scope_reads_only_the_trees_it_can_use(placement, nested_cloud):
     inventory_reads = [q["sql"] for q in queries.captured_queries if "FROM placement_inventory inv" in q["sql"]]
     assert len(inventory_reads) == 1
     assert " IN (" in inventory_reads[0]
+
+
+SLICED = [
+    "resources=VCPU:1,DISK_GB:10",
+    "resources=VCPU:1,VGPU:1",
+    "resources=VCPU:1&required=HW_CPU_X86_AVX2",
+    "resources=DISK_GB:10",
+    "resources=VCPU:2&root_required=!HW_CPU_X86_AVX2",
+]
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 5])
+def test_reading_slices_of_trees_changes_no_answer(placement, nested_cloud, monkeypatch, limit):
+    """A limited request over the whole cloud reads it a slice of trees at a
+    time: the answers are those of one slice with every tree, in order."""
+    from placement import candidates
+
+    monkeypatch.setattr(candidates, "SLICE_ROOTS", 1)  # slices of 2 x limit trees
+    sliced = [placement.get(f"/allocation_candidates?{q}&limit={limit}").json() for q in SLICED]
+    monkeypatch.setattr(candidates, "SLICE_ROOTS", 1000)
+    whole = [placement.get(f"/allocation_candidates?{q}&limit={limit}").json() for q in SLICED]
+    assert sliced == whole
+    assert all(body["allocation_requests"] for body in whole)
+    assert sum(len(body["allocation_requests"]) == limit for body in whole) >= 3
