@@ -10,6 +10,14 @@ aggregates (every host in one); the other aggregates with metadata every
 aggregate filter reads (ssd, filter_tenant_id, instance_type,
 max_instances_per_host, weight multipliers), each host in two of them,
 mirrored into placement. Every filter and pre-filter of the issue is on.
+With --servers-per-host (17 by default, as a real cloud) every host carries
+that many ACTIVE servers (m1.small-sized: 2 vCPU, 4 GiB, 20 GB), each with
+its placement consumer and allocations; with --nested-every K every K-th
+host has nested providers where Nova makes them: two NUMA-cell-like children
+(no inventory of their own, as Nova's libvirt driver reports them when
+PCPU/NUMA modelling is off: only the tree shape) and a physical GPU child
+with 16 VGPU. Any nested provider switches placement's candidate search to
+its tree path, which is what a real cloud pays for.
 
 Measured, in this process with Corral's own placement in process (as the
 embedded and all-in-one deployments run it):
@@ -32,6 +40,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid as uuid_mod
 from pathlib import Path
 
 from databases import recreate  # bench/databases.py, beside this script
@@ -68,7 +77,7 @@ def run_one(args):
     from aggregates.servers.models import Server
 
     started = time.monotonic()
-    flavor = build_cloud(args.hosts[0], args.aggregates)
+    flavor = build_cloud(args.hosts[0], args.aggregates, args)
     built = time.monotonic() - started
 
     spec = services.request_spec_for(flavor, None, "tenant-x", "bench", availability_zone="az3")
@@ -94,7 +103,7 @@ def run_one(args):
         [ProjectQuota(project_id="admin", resource=name, hard_limit=10**9) for name in ("instances", "cores", "ram")]
     )
     boots = {}
-    for reuse_seconds in (0.0, args.reuse_seconds):
+    for reuse_seconds in sorted({0.0, args.reuse_seconds}):
         before = set(Server.objects.values_list("uuid", flat=True))
         seconds, statuses = http_boots(args, flavor, image, reuse_seconds)
         booted = Server.objects.exclude(uuid__in=before)
@@ -132,6 +141,8 @@ def run_one(args):
     return {
         "hosts": args.hosts[0],
         "aggregates": args.aggregates,
+        "servers_per_host": args.servers_per_host,
+        "nested_every": args.nested_every,
         "build_seconds": round(built, 1),
         "candidates": decision.candidates,
         "decision": ms(decisions),
@@ -142,13 +153,16 @@ def run_one(args):
     }
 
 
-def build_cloud(n, aggregate_count):
+def build_cloud(n, aggregate_count, args=None):
     """Migrate this process's database (Django set up) and fill it in bulk:
     n compute hosts (64 vCPU at ratio 4, 256 GiB, 4 TB), each a placement
     provider; ten zone aggregates; the other aggregates with metadata every
     aggregate filter reads, each host in two of them, mirrored into
-    placement. Returns the ssd.large flavor (its extra spec asks for ssd)."""
+    placement; with ``args`` (this benchmark's), servers on the hosts and
+    nested providers as --servers-per-host and --nested-every say; then
+    ANALYZE. Returns the ssd.large flavor (its extra spec asks for ssd)."""
     from django.core.management import call_command
+    from django.db import connection
     from django.utils import timezone
 
     from aggregates.flavors.models import Flavor, FlavorExtraSpec
@@ -214,8 +228,13 @@ def build_cloud(n, aggregate_count):
         ],
         batch_size=5000,
     )
+    if args is not None:
+        add_servers(args, nodes, providers, classes, rng)
+        add_nested(args, providers)
     flavor = Flavor.objects.create(flavorid="ssd.large", name="ssd.large", vcpus=2, memory_mb=4096, root_gb=20)
     FlavorExtraSpec.objects.create(flavor=flavor, key="aggregate_instance_extra_specs:ssd", value="true")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")  # statistics, as a database that has lived has them
     return flavor
 
 
@@ -304,6 +323,90 @@ def http_boots(args, flavor, image, reuse_seconds):
         server.wait()
 
 
+def add_servers(args, nodes, providers, classes, rng):
+    """--servers-per-host ACTIVE servers on every node, with their placement
+    consumers and allocations (VCPU 2, MEMORY_MB 4096, DISK_GB 20 each)."""
+    from aggregates.servers.models import Server
+    from placement import models as pm
+
+    per_host = args.servers_per_host
+    if per_host <= 0:
+        return
+    project = pm.Project.objects.get_or_create(external_id="bench-tenant")[0]
+    user = pm.User.objects.get_or_create(external_id="bench-user")[0]
+    instance = pm.ConsumerType.objects.get_or_create(name="INSTANCE")[0]
+    flavor = {"vcpus": 2, "ram": 4096, "disk": 20, "ephemeral": 0, "swap": 0, "original_name": "m1.small"}
+    by_uuid = {rp.uuid: rp for rp in providers}
+    chunk = 500  # nodes per batch: 8,500 servers, 25,500 allocations
+    for start in range(0, len(nodes), chunk):
+        servers = Server.objects.bulk_create(
+            [
+                Server(
+                    name=f"vm-{node.host}-{i}",
+                    project_id="bench-tenant",
+                    user_id="bench-user",
+                    flavorid="m1.small",
+                    flavor=flavor,
+                    host=node.host,
+                    node=node.hypervisor_hostname,
+                    node_uuid=str(node.uuid),
+                    vm_state=Server.ACTIVE,
+                    power_state=Server.POWER_RUNNING,
+                    availability_zone="",
+                )
+                for node in nodes[start : start + chunk]
+                for i in range(per_host)
+            ],
+            batch_size=5000,
+        )
+        consumers = pm.Consumer.objects.bulk_create(
+            [
+                pm.Consumer(uuid=str(server.uuid), project=project, user=user, consumer_type=instance)
+                for server in servers
+            ],
+            batch_size=5000,
+        )
+        pm.Allocation.objects.bulk_create(
+            [
+                pm.Allocation(
+                    resource_provider=by_uuid[server.node_uuid],
+                    consumer=consumer,
+                    resource_class=classes[name],
+                    used=used,
+                )
+                for server, consumer in zip(servers, consumers, strict=True)
+                for name, used in (("VCPU", 2), ("MEMORY_MB", 4096), ("DISK_GB", 20))
+            ],
+            batch_size=5000,
+        )
+    # The providers' generations moved with their allocations.
+    pm.ResourceProvider.objects.filter(parent__isnull=True).update(generation=models_f("generation") + per_host)
+
+
+def add_nested(args, providers):
+    """Every --nested-every-th provider gets two NUMA-cell children (no
+    inventory) and a physical GPU child with 16 VGPU, as Nova's libvirt
+    driver builds them."""
+    from placement import models as pm
+
+    if args.nested_every <= 0:
+        return
+    vgpu = pm.ResourceClass.objects.get(name="VGPU")
+    children = []
+    for index, rp in enumerate(providers):
+        if index % args.nested_every:
+            continue
+        for name in ("numa0", "numa1", "pci_0000_84_00_0"):
+            children.append(
+                pm.ResourceProvider(uuid=str(uuid_mod.uuid4()), name=f"{rp.name}_{name}", parent=rp, root=rp)
+            )
+    children = pm.ResourceProvider.objects.bulk_create(children, batch_size=5000)
+    pm.Inventory.objects.bulk_create(
+        [pm.Inventory(resource_provider=c, resource_class=vgpu, total=16) for c in children if c.name.endswith("_0")],
+        batch_size=5000,
+    )
+
+
 def models_f(name):
     from django.db.models import F
 
@@ -322,6 +425,13 @@ def main():
     parser.add_argument(
         "--reuse-seconds", type=float, default=2.0, help="SCHEDULER_DECISION_REUSE_SECONDS of the second boot run"
     )
+    parser.add_argument("--servers-per-host", type=int, default=17, help="ACTIVE servers on every host (0: none)")
+    parser.add_argument(
+        "--nested-every",
+        type=int,
+        default=50,
+        help="every K-th host has NUMA and GPU children (0: no nested providers)",
+    )
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/corral_sched_bench")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -332,7 +442,17 @@ def main():
     for hosts in args.hosts:
         recreate(args.database_url)
         command = [sys.executable, __file__, "--one", "--hosts", str(hosts)]
-        for option in ("aggregates", "decisions", "explains", "boots", "concurrency", "workers", "reuse_seconds"):
+        for option in (
+            "aggregates",
+            "decisions",
+            "explains",
+            "boots",
+            "concurrency",
+            "workers",
+            "reuse_seconds",
+            "servers_per_host",
+            "nested_every",
+        ):
             command += [f"--{option.replace('_', '-')}", str(getattr(args, option))]
         command += ["--database-url", args.database_url]
         run = subprocess.run(command, capture_output=True, text=True)

@@ -267,6 +267,17 @@ LOGGING = request_context.logging_config(LOG_FORMAT, os.environ.get("LOG_LEVEL",
 # -> Caller or None, named here so that placement/ never imports aggregates/.
 PLACEMENT_TOKEN_VALIDATOR = os.environ.get("PLACEMENT_TOKEN_VALIDATOR", "aggregates.identity.keystone.check_token")
 
+# Upstream Placement's [placement]max_allocation_candidates: the most
+# candidates one GET /allocation_candidates generates (-1: no limit), and its
+# allocation_candidates_generation_strategy: "depth-first" (every candidate of
+# one tree before the next) or "breadth-first" (one of each tree in turn).
+PLACEMENT_MAX_ALLOCATION_CANDIDATES = env_int("PLACEMENT_MAX_ALLOCATION_CANDIDATES", -1)
+PLACEMENT_ALLOCATION_CANDIDATES_GENERATION_STRATEGY = os.environ.get(
+    "PLACEMENT_ALLOCATION_CANDIDATES_GENERATION_STRATEGY", "depth-first"
+)
+if PLACEMENT_ALLOCATION_CANDIDATES_GENERATION_STRATEGY not in ("depth-first", "breadth-first"):
+    raise RuntimeError("PLACEMENT_ALLOCATION_CANDIDATES_GENERATION_STRATEGY must be 'depth-first' or 'breadth-first'")
+
 # --- Mirroring aggregates into placement ------------------------------------
 # Token sent to placement. Empty: "admin" under noauth2, else a token that
 # Corral issues itself for its service user (PLACEMENT_SERVICE_USER).

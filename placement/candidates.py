@@ -14,11 +14,12 @@ resources can be used by every tree it shares an aggregate with).
 
 import itertools
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import os_traits
+from django.conf import settings
 from django.db import connection
 
 from placement import errors
@@ -41,6 +42,13 @@ SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
 # Above this many ids, read whole tables and filter in Python instead of
 # sending huge IN (...) lists (SQLite caps bound parameters).
 MAX_IN_LIST = 5000
+# Trees read at first by a limited single-group request over the whole cloud
+# (at least its limit; each further slice twice the one before).
+SLICE_ROOTS = 200
+
+DEPTH_FIRST = "depth-first"
+BREADTH_FIRST = "breadth-first"
+GENERATION_STRATEGIES = (DEPTH_FIRST, BREADTH_FIRST)
 
 RP = ResourceProvider._meta.db_table
 INV = Inventory._meta.db_table
@@ -72,9 +80,14 @@ def _query(sql: str, params: Sequence[int] = ()) -> list[tuple[Any, ...]]:
 
 def _in_clause(column: str, ids: Collection[int]) -> tuple[str, list[int]]:
     """(" AND column IN (...)", params), or no filter for big sets."""
+    return _ids_clause(column, ids)
+
+
+def _ids_clause(column: str, ids: Collection[int], conjunction: str = "AND") -> tuple[str, list[int]]:
+    """(" AND column IN (...)", params), or no filter for big sets."""
     if len(ids) > MAX_IN_LIST:
         return "", []
-    return f" AND {column} IN ({', '.join(['%s'] * len(ids))})", list(ids)
+    return f" {conjunction} {column} IN ({', '.join(['%s'] * len(ids))})", list(ids)
 
 
 # --- results ---------------------------------------------------------------------
@@ -131,17 +144,32 @@ class Search:
         # class id -> [(provider id, root id, free, min_unit, max_unit, step_size)]
         self.inventory: defaultdict[int, list[tuple[int, int, int, int, int, int]]] = defaultdict(list)
         self._capacity: dict[tuple[int, int], Roots] = {}
+        # When the search reads the cloud a slice of trees at a time: the
+        # roots of the current slice (candidates are anchored in it only).
+        self.chunk_roots: set[int] | None = None
         self._anchors: defaultdict[int, set[int]] | None = None
         self.anchor_roots = self._anchor_roots()
 
     # -- loading --
 
-    def load_snapshot(self, scope: Collection[int] | None) -> None:
+    def load_snapshot(self, scope: Collection[int] | None, roots_between: tuple[int, int] | None = None) -> None:
         """Read, in three queries, everything the search needs about the
         providers in ``scope`` (ids, or None for all): their tree links, their
-        inventories with current usage, and their traits."""
-        if scope is not None and not scope:
+        inventories with current usage, and their traits. With
+        ``roots_between`` (lowest, highest root id), the providers of those
+        trees are read too."""
+        if scope is not None and not scope and roots_between is None:
             return
+
+        def _in_clause(column: str, ids: Collection[int]) -> tuple[str, list[int]]:
+            if roots_between is None:
+                return _ids_clause(column, ids)
+            ids_sql, ids_params = _ids_clause(column, ids, "OR") if ids else ("", [])
+            return (
+                f" AND ({column} IN (SELECT id FROM {RP} WHERE root_id BETWEEN %s AND %s){ids_sql})",
+                [*roots_between, *ids_params],
+            )
+
         rp_clause, rp_params = _in_clause("id", scope) if scope is not None else ("", [])
         for pid, uuid, parent_id, root_id in _query(
             f"SELECT id, uuid, parent_id, root_id FROM {RP} WHERE 1=1{rp_clause}", rp_params
@@ -177,6 +205,15 @@ class Search:
             provider = providers.get(pid)
             if provider is not None:
                 provider.traits.add(names[trait_id])
+
+    def load_chunk(self, roots: Sequence[int]) -> None:
+        """Forget the capacity read so far and read the trees of ``roots``
+        (every root between the lowest and the highest of them) and the
+        sharing providers instead."""
+        self.inventory = defaultdict(list)
+        self._capacity = {}
+        self.chunk_roots = set(roots)
+        self.load_snapshot(self.sharing, roots_between=(min(roots), max(roots)))
 
     def providers_with_capacity(self, class_id: int, amount: int, root_id: int | None = None) -> Roots:
         """{provider id: root id} for providers that can take ``amount`` more."""
@@ -237,6 +274,24 @@ def _trait_ids(names: Collection[str]) -> dict[str, int]:
     return found
 
 
+def _roots_of(provider_ids: Collection[int]) -> set[int]:
+    """The roots of the trees of ``provider_ids``."""
+    if not provider_ids:
+        return set()
+    if len(provider_ids) > MAX_IN_LIST:
+        return {root for pid, root in _query(f"SELECT id, root_id FROM {RP}") if pid in provider_ids}
+    clause, params = _in_clause("id", provider_ids)
+    return {root for (root,) in _query(f"SELECT DISTINCT root_id FROM {RP} WHERE 1=1{clause}", params)}
+
+
+def _providers_of_roots(root_ids: Collection[int]) -> set[int]:
+    """Every provider of the trees of ``root_ids`` (at most MAX_IN_LIST)."""
+    if not root_ids:
+        return set()
+    clause, params = _in_clause("root_id", root_ids)
+    return {pid for (pid,) in _query(f"SELECT id FROM {RP} WHERE 1=1{clause}", params)}
+
+
 def _providers_with_any_trait(trait_ids: Collection[int]) -> set[int]:
     return set(
         ResourceProviderTrait.objects.filter(trait_id__in=trait_ids).values_list("resource_provider_id", flat=True)
@@ -277,27 +332,55 @@ class GroupSearch:
     def scope(self) -> set[int] | None:
         """Ids of the only providers this group can use, or None (any).
 
-        Narrowed only without nested providers: then a candidate is one
-        provider, or a compute node plus sharing providers, so it must
-        involve a provider of the requested aggregates (or that carries the
-        required traits, when no sharing provider has any of them)."""
+        Without nested providers a candidate is one provider, or a compute
+        node plus sharing providers, so it must involve a provider of the
+        requested aggregates (or that carries the required traits, when no
+        sharing provider has any of them). With nested providers the same
+        holds for whole trees: the scope is every provider of the trees
+        that have such a provider (or whose root is one, or that a sharing
+        provider of the aggregates serves), plus the sharing providers."""
         search = self.search
-        if search.has_trees or self.tree_root is not None:
+        if self.tree_root is not None:
             return None
+        if search.has_trees:
+            return self._tree_scope()
         scope: set[int] | None = None
         if self.in_aggregates is not None:
             scope = set(self.in_aggregates)
-        if self.required:
-            with_traits: set[int] | None = None
-            for any_of in self.required:
-                found = _providers_with_any_trait(any_of)
-                with_traits = found if with_traits is None else with_traits & found
-            assert with_traits is not None  # self.required is not empty
-            if not (set().union(*(_providers_with_any_trait(a) for a in self.required)) & search.sharing):
-                scope = with_traits if scope is None else scope & with_traits
+        if self.required and not self._sharing_has_required_traits():
+            scope = self._with_required_traits() if scope is None else scope & self._with_required_traits()
         if scope is None:
             return None
         return scope | search.sharing
+
+    def _sharing_has_required_traits(self) -> bool:
+        return bool(set().union(*(_providers_with_any_trait(a) for a in self.required)) & self.search.sharing)
+
+    def _with_required_traits(self) -> set[int]:
+        with_traits: set[int] | None = None
+        for any_of in self.required:
+            found = _providers_with_any_trait(any_of)
+            with_traits = found if with_traits is None else with_traits & found
+        assert with_traits is not None  # self.required is not empty
+        return with_traits
+
+    def _tree_scope(self) -> set[int] | None:
+        search = self.search
+        roots: set[int] | None = None
+        if self.in_aggregates is not None:
+            roots = _roots_of(self.in_aggregates)
+            anchors = search.sharing_anchors()
+            for sharing_id in search.sharing & self.in_aggregates:
+                roots |= anchors.get(sharing_id, set())
+        if self.required and not self._sharing_has_required_traits():
+            for any_of in self.required:
+                found = _roots_of(_providers_with_any_trait(any_of))
+                roots = found if roots is None else roots & found
+        if roots is not None and search.anchor_roots is not None:
+            roots &= search.anchor_roots
+        if roots is None or len(roots) > MAX_IN_LIST:
+            return None
+        return _providers_of_roots(roots) | search.sharing
 
     def find_capacity(self) -> None:
         """Providers with room for each requested class (after load_snapshot)."""
@@ -364,29 +447,37 @@ class GroupSearch:
 
     def tree_requests(self) -> Iterator[AllocationRequest]:
         """Allocation requests tree by tree (in root id order), lazily."""
+        return itertools.chain.from_iterable(self.tree_request_generators())
+
+    def tree_request_generators(self) -> list[Iterator[AllocationRequest]]:
+        """One lazy generator of allocation requests per tree, in root id order."""
         if self.required and not _providers_with_any_trait(set().union(*self.required)):
-            return
+            return []
         candidates = self._tree_candidates()
         if not candidates:
-            return
+            return []
         by_tree: defaultdict[int, defaultdict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
         for rp_id, root_id, class_id in candidates:
             by_tree[root_id][class_id].append(rp_id)
-        providers = self.search.providers
         # Every tree left serves every requested class.
+        classes = sorted(self.resources)
+        return [
+            self._one_tree_requests(root_id, [sorted(by_tree[root_id][c]) for c in classes])
+            for root_id in sorted(by_tree)
+        ]
+
+    def _one_tree_requests(self, root_id: int, options: list[list[int]]) -> Iterator[AllocationRequest]:
+        providers = self.search.providers
         classes = sorted(self.resources)
         labels = [(self.class_names[c], self.resources[c]) for c in classes]
         check_traits = bool(self.required_names or self.forbidden_names)
         suffix, same_provider = self.suffix, self.group.use_same_provider
-        for root_id in sorted(by_tree):
-            per_class = by_tree[root_id]
-            options = [sorted(per_class[c]) for c in classes]
-            for choice in itertools.product(*options):
-                if check_traits and not self._traits_ok([providers[rp] for rp in choice]):
-                    continue
-                resources = tuple((rp_id, name, amount) for rp_id, (name, amount) in zip(choice, labels, strict=False))
-                mappings = ((suffix, frozenset([providers[rp].uuid for rp in choice])),)
-                yield AllocationRequest(root_id, resources, mappings, same_provider)
+        for choice in itertools.product(*options):
+            if check_traits and not self._traits_ok([providers[rp] for rp in choice]):
+                continue
+            resources = tuple((rp_id, name, amount) for rp_id, (name, amount) in zip(choice, labels, strict=False))
+            mappings = ((suffix, frozenset([providers[rp].uuid for rp in choice])),)
+            yield AllocationRequest(root_id, resources, mappings, same_provider)
 
     def _traits_ok(self, chosen: Iterable[Provider]) -> bool:
         traits: set[str] = set()
@@ -411,6 +502,8 @@ class GroupSearch:
                 these |= {(rp, anchor, class_id) for rp in shared_here for anchor in anchors.get(rp, ())}
             if self.search.anchor_roots is not None:
                 these = {c for c in these if c[1] in self.search.anchor_roots}
+            if self.search.chunk_roots is not None:
+                these = {c for c in these if c[1] in self.search.chunk_roots}
             if self.in_aggregates is not None:
                 these = {c for c in these if c[0] in self.in_aggregates or c[1] in self.in_aggregates}
             if self.bad_aggregates:
@@ -460,33 +553,67 @@ class GroupSearch:
 # --- combining groups --------------------------------------------------------------
 
 
+def generation_limits() -> tuple[int | None, str]:
+    """(the most candidates one request may generate, None for no limit;
+    the order trees are visited in), from upstream's
+    [placement]max_allocation_candidates (-1: none) and
+    allocation_candidates_generation_strategy."""
+    most = int(getattr(settings, "PLACEMENT_MAX_ALLOCATION_CANDIDATES", -1))
+    strategy = getattr(settings, "PLACEMENT_ALLOCATION_CANDIDATES_GENERATION_STRATEGY", DEPTH_FIRST)
+    if strategy not in GENERATION_STRATEGIES:
+        raise ValueError(f"Strategy '{strategy}' not recognized")
+    return (most if most >= 0 else None), strategy
+
+
 def find_candidates(
     groups: Mapping[str, "RequestGroup"], wide: "RequestWideParams", nested_aware: bool = True
 ) -> Candidates:
     """Candidates for ``groups`` ({suffix: RequestGroup}) and the request-wide
-    parameters ``wide``. Unknown resource classes or traits raise errors.Invalid."""
+    parameters ``wide``. Unknown resource classes or traits raise errors.Invalid.
+
+    As upstream, at most PLACEMENT_MAX_ALLOCATION_CANDIDATES are generated
+    (before the nested-provider filter of old microversions and before
+    ``limit``), visiting the anchors' trees one after the other (depth-first)
+    or one candidate of each in turn (breadth-first)."""
     class_names = {name for g in groups.values() for name in g.resources}
     class_ids = dict(ResourceClass.objects.filter(name__in=class_names).values_list("name", "id"))
     for name in sorted(class_names):
         if name not in class_ids:
             raise errors.Invalid(f"Invalid resource class in resources parameter: No such resource class {name}.")
+    most, strategy = generation_limits()
     try:
         search = Search(wide, nested_aware)
         group_searches = {suffix: GroupSearch(search, group, class_ids) for suffix, group in groups.items()}
         scopes = [g.scope() for g in group_searches.values()]
+        if len(groups) == 1 and None in scopes and strategy == DEPTH_FIRST:
+            (group_search,) = group_searches.values()
+            stop = min((n for n in (wide.limit, most) if n is not None), default=None)
+            if (
+                stop is not None
+                and group_search.tree_root is None
+                and (nested_aware or not search.has_trees)
+                and (group_search.uses_trees() or not search.sharing)
+            ):
+                return _in_slices(search, group_search, stop, nested_aware)
         search.load_snapshot(None if None in scopes else set().union(*[s for s in scopes if s is not None]))
         per_group: dict[str, list[AllocationRequest]] = {}
         for suffix, group_search in group_searches.items():
             group_search.find_capacity()
-            if len(groups) == 1 and wide.limit is not None:
-                # Requests come anchor by anchor, the order _combine keeps
-                # (trees; single providers, each its own anchor, when no
-                # provider is shared): stop once the limit is reached.
+            if len(groups) == 1 and (wide.limit is not None or most is not None):
+                # Requests come anchor by anchor (trees; single providers,
+                # each its own anchor, when no provider is shared and there
+                # are no trees): stop once the limit is reached.
+                stop = min(n for n in (wide.limit, most) if n is not None)
                 if group_search.uses_trees() and (nested_aware or not search.has_trees):
-                    requests = _unique(search, group_search.tree_requests(), wide.limit)
-                    return _with_providers(search, requests, nested_aware)
-                if not group_search.uses_trees() and not search.sharing:
-                    requests = _unique(search, group_search.each_single_provider_request(), wide.limit)
+                    trees = group_search.tree_request_generators()
+                    ordered = _roundrobin(trees) if strategy == BREADTH_FIRST else itertools.chain.from_iterable(trees)
+                    return _with_providers(search, _unique(search, ordered, stop), nested_aware)
+                if (
+                    not group_search.uses_trees()
+                    and not search.sharing
+                    and (strategy == DEPTH_FIRST or not search.has_trees)
+                ):
+                    requests = _unique(search, group_search.each_single_provider_request(), stop)
                     return _with_providers(search, requests, nested_aware)
             found = group_search.requests()
             if not found:
@@ -494,12 +621,43 @@ def find_candidates(
             per_group[suffix] = found
     except NoCandidates:
         return Candidates([], {})
-    requests = _combine(search, per_group)
+    keep = None
     if not nested_aware and search.has_trees:
-        requests = [r for r in requests if _one_provider_per_tree(search, r)]
-    if wide.limit is not None:
-        requests = requests[: wide.limit]
+
+        def keep(request: AllocationRequest) -> bool:
+            return _one_provider_per_tree(search, request)
+
+    requests = _combine(search, per_group, most=most, limit=wide.limit, strategy=strategy, keep=keep)
     return _with_providers(search, requests, nested_aware)
+
+
+def _in_slices(search: Search, group_search: GroupSearch, stop: int, nested_aware: bool) -> Candidates:
+    """The first ``stop`` candidates of a single-group request that may use
+    any provider, reading the cloud a slice of trees at a time (in root id
+    order, the order candidates come in) instead of every provider's
+    inventory and usage at once: a limited request over a large cloud
+    usually finds its candidates in the first slice."""
+    roots = [pid for (pid,) in _query(f"SELECT id FROM {RP} WHERE parent_id IS NULL ORDER BY id")]
+    size = max(stop, SLICE_ROOTS)
+    found: dict[tuple[frozenset[Resource], tuple[GroupMapping, ...]], AllocationRequest] = {}
+    start = 0
+    while start < len(roots):
+        search.load_chunk(roots[start : start + size])
+        start, size = start + size, 2 * size
+        try:
+            group_search.find_capacity()
+        except NoCandidates:
+            continue
+        if group_search.uses_trees():
+            requests: Iterator[AllocationRequest] = group_search.tree_requests()
+        else:
+            requests = group_search.each_single_provider_request()
+        for request in requests:
+            if _same_subtree_ok(search, request):
+                found.setdefault(request.key(), request)
+                if len(found) >= stop:
+                    return _with_providers(search, list(found.values()), nested_aware)
+    return _with_providers(search, list(found.values()), nested_aware)
 
 
 def _with_providers(search: Search, requests: list[AllocationRequest], nested_aware: bool) -> Candidates:
@@ -518,32 +676,106 @@ def _one_provider_per_tree(search: Search, request: AllocationRequest) -> bool:
     return len(providers) == len({search.providers[rp].root_id for rp in providers})
 
 
-def _combine(search: Search, per_group: Mapping[str, list[AllocationRequest]]) -> list[AllocationRequest]:
+def _combine(
+    search: Search,
+    per_group: Mapping[str, list[AllocationRequest]],
+    most: int | None = None,
+    limit: int | None = None,
+    strategy: str = DEPTH_FIRST,
+    keep: Callable[[AllocationRequest], bool] | None = None,
+) -> list[AllocationRequest]:
     """Merge one allocation request per group, anchor by anchor, into whole
     allocation requests; keep those within group_policy, same_subtree and
-    capacity."""
+    capacity. At most ``most`` distinct ones are generated; of those, the
+    first ``limit`` that ``keep`` accepts are returned."""
     suffixes = list(per_group)
     by_anchor: defaultdict[int, defaultdict[str, list[AllocationRequest]]] = defaultdict(lambda: defaultdict(list))
     for suffix, found in per_group.items():
         for request in found:
             by_anchor[request.anchor][suffix].append(request)
     granular = len([s for s in suffixes if s])
-    results: dict[tuple[frozenset[Resource], tuple[GroupMapping, ...]], AllocationRequest] = {}
     if len(suffixes) == 1:
         # One group: its requests are already whole, and each takes every
         # (provider, class) at most once, within the capacity found for it.
-        return _unique(search, (r for lists in by_anchor.values() for r in lists[suffixes[0]]))
-    for anchor, lists in by_anchor.items():
-        if len(lists) != len(suffixes):
+        per_anchor: list[Iterator[AllocationRequest]] = [iter(lists[suffixes[0]]) for lists in by_anchor.values()]
+    else:
+        per_anchor = [
+            _anchor_requests(search, anchor, [lists[s] for s in suffixes], granular)
+            for anchor, lists in by_anchor.items()
+            if len(lists) == len(suffixes)
+        ]
+    ordered = _roundrobin(per_anchor) if strategy == BREADTH_FIRST else itertools.chain.from_iterable(per_anchor)
+    generated: set[tuple[frozenset[Resource], tuple[GroupMapping, ...]]] = set()
+    results: list[AllocationRequest] = []
+    for request in ordered:
+        if len(suffixes) == 1 and not _same_subtree_ok(search, request):
             continue
-        for combination in itertools.product(*(lists[s] for s in suffixes)):
-            if search.wide.group_policy == "isolate" and not _isolated(combination, granular):
+        key = request.key()
+        if key in generated:
+            continue
+        generated.add(key)
+        if keep is None or keep(request):
+            results.append(request)
+            if limit is not None and len(results) >= limit:
+                break
+        if most is not None and len(generated) >= most:
+            break
+    return results
+
+
+def _anchor_requests(
+    search: Search, anchor: int, lists: Sequence[Sequence[AllocationRequest]], granular: int
+) -> Iterator[AllocationRequest]:
+    """The merged requests of one anchor, one request of each group's list,
+    in product order, leaving out every combination a prefix of which
+    already exceeds a provider's capacity (upstream's filtered product: the
+    same results, without visiting the combinations that cannot fit)."""
+    isolate = search.wide.group_policy == "isolate"
+    for combination in _fitting_product(search, lists):
+        if isolate and not _isolated(combination, granular):
+            continue
+        merged = _merge(anchor, combination)
+        if _same_subtree_ok(search, merged):
+            yield merged
+
+
+def _fitting_product(
+    search: Search, lists: Sequence[Sequence[AllocationRequest]]
+) -> Iterator[tuple[AllocationRequest, ...]]:
+    """itertools.product(*lists) without the tuples whose summed amounts
+    exceed some provider's free capacity or max_unit, pruned by prefix."""
+    providers = search.providers
+    depth = len(lists)
+    chosen: list[AllocationRequest] = []
+    amounts: dict[tuple[int, str], int] = {}
+
+    def fits(request: AllocationRequest) -> bool:
+        for rp_id, class_name, amount in request.resources:
+            capacity, used, max_unit = providers[rp_id].resources[class_name]
+            total = amounts.get((rp_id, class_name), 0) + amount
+            if used + total > capacity or total > max_unit:
+                return False
+        return True
+
+    def add(request: AllocationRequest, sign: int) -> None:
+        for rp_id, class_name, amount in request.resources:
+            amounts[(rp_id, class_name)] = amounts.get((rp_id, class_name), 0) + sign * amount
+
+    def walk(level: int) -> Iterator[tuple[AllocationRequest, ...]]:
+        for request in lists[level]:
+            if not fits(request):
                 continue
-            merged = _merge(anchor, combination)
-            if not _same_subtree_ok(search, merged) or _exceeds_capacity(search, merged):
-                continue
-            results.setdefault(merged.key(), merged)
-    return list(results.values())
+            chosen.append(request)
+            if level + 1 == depth:
+                yield tuple(chosen)
+            else:
+                add(request, 1)
+                yield from walk(level + 1)
+                add(request, -1)
+            chosen.pop()
+
+    if depth:
+        yield from walk(0)
 
 
 def _unique(search: Search, requests: Iterable[AllocationRequest], limit: int | None = None) -> list[AllocationRequest]:
@@ -555,6 +787,20 @@ def _unique(search: Search, requests: Iterable[AllocationRequest], limit: int | 
             if limit is not None and len(results) >= limit:
                 break
     return list(results.values())
+
+
+def _roundrobin(iterators: Sequence[Iterable[AllocationRequest]]) -> Iterator[AllocationRequest]:
+    """One item of each iterator in turn, dropping those that are done
+    (upstream's breadth-first order)."""
+    active = [iter(it) for it in iterators]
+    while active:
+        still = []
+        for it in active:
+            item = next(it, None)
+            if item is not None:
+                yield item
+                still.append(it)
+        active = still
 
 
 def _isolated(combination: Iterable[AllocationRequest], granular: int) -> bool:
@@ -578,14 +824,6 @@ def _merge(anchor: int, combination: Iterable[AllocationRequest]) -> AllocationR
         tuple((rp, c, a) for (rp, c), a in amounts.items()),
         tuple((s, frozenset(u)) for s, u in mappings.items()),
     )
-
-
-def _exceeds_capacity(search: Search, request: AllocationRequest) -> bool:
-    for rp_id, class_name, amount in request.resources:
-        capacity, used, max_unit = search.providers[rp_id].resources[class_name]
-        if used + amount > capacity or amount > max_unit:
-            return True
-    return False
 
 
 def _same_subtree_ok(search: Search, request: AllocationRequest) -> bool:

@@ -4,12 +4,14 @@ fate of every host (chosen, passed, or rejected at which stage and why).
 Claims are not made here (``services``); this module reads the database and
 placement and decides."""
 
+import functools
+import gc
 import logging
 import random
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from django.conf import settings
 from django.db.models import BooleanField, Case, Count, Q, Value, When
@@ -326,6 +328,31 @@ def _forced_node_uuids(spec: RequestSpec) -> set[str]:
     return {str(node_uuid) for node_uuid in nodes.values_list("uuid", flat=True)}
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def collection_paused(function: Callable[P, R]) -> Callable[P, R]:
+    """Run ``function`` with cyclic garbage collection off: a decision makes
+    tens of thousands of objects (candidates, host states, weights) that all
+    live until it returns, and the collector's passes over them find nothing
+    to free (about a tenth of a decision at 5,000 hosts). Reference counting
+    still frees everything; collection resumes after."""
+
+    @functools.wraps(function)
+    def paused(*args: P.args, **kwargs: P.kwargs) -> R:
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    return paused
+
+
+@collection_paused
 def decide(
     spec: RequestSpec,
     placement: PlacementClient,

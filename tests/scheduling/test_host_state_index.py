@@ -1,0 +1,87 @@
+"""A scheduling decision counts the live servers of its candidate nodes; that
+lookup must use an index on the node (it scanned the whole server table:
+about 35 ms of every decision at 5,000 hosts with 17 servers a host)."""
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from aggregates.hosts.models import ComputeNode, Service
+from aggregates.scheduling.engine import load_aggregates, load_hosts
+from aggregates.servers.models import Server
+
+NODES = 1000
+SERVERS_A_NODE = 5
+
+
+def _cloud() -> list[ComputeNode]:
+    services = Service.objects.bulk_create(
+        Service(host=f"idx-{n:03d}", binary=Service.COMPUTE, last_seen_up=timezone.now()) for n in range(NODES)
+    )
+    nodes = ComputeNode.objects.bulk_create(
+        ComputeNode(service=s, host=s.host, hypervisor_hostname=s.host, vcpus=64, memory_mb=262144, local_gb=2000)
+        for s in services
+    )
+    Server.objects.bulk_create(
+        Server(
+            name=f"vm-{n}-{i}",
+            project_id="demo",
+            flavorid="f0",
+            host=node.host,
+            node=node.hypervisor_hostname,
+            node_uuid=str(node.uuid),
+            vm_state=Server.ACTIVE,
+            # one deleted server a node (not counted), one busy (an I/O op)
+            deleted_at=timezone.now() if i == 0 else None,
+            task_state="deleting" if i == 1 else None,
+        )
+        for n, node in enumerate(nodes)
+        for i in range(SERVERS_A_NODE)
+    )
+    return nodes
+
+
+def _plan(sql: str, params: tuple[object, ...]) -> str:
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # The test's tables are tiny: with their statistics, and no
+            # sequential scans, the planner shows which index serves the lookup.
+            cursor.execute(f"ANALYZE {Server._meta.db_table}")
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            cursor.execute("EXPLAIN " + sql, params)
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+            cursor.execute("SET LOCAL enable_seqscan = on")
+            return plan
+        cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
+        return "\n".join(str(row[-1]) for row in cursor.fetchall())
+
+
+def test_candidate_server_counts_use_the_live_node_index(db):
+    nodes = _cloud()
+    wanted = {str(node.uuid) for node in nodes[:10]}
+    with CaptureQueriesContext(connection) as queries:
+        hosts = load_hosts(load_aggregates(), wanted)
+    assert {h.node_uuid: (h.num_instances, h.num_io_ops) for h in hosts} == dict.fromkeys(
+        wanted, (SERVERS_A_NODE - 1, 1)
+    )
+    server_table = Server._meta.db_table
+    lookups = [q["sql"] for q in queries.captured_queries if f'FROM "{server_table}"' in q["sql"]]
+    assert len(lookups) == 1, lookups
+    plan = _plan(lookups[0], ())
+    assert "server_live_node" in plan, plan
+
+
+def test_a_decision_runs_with_cyclic_collection_paused():
+    """Its objects all live until it returns: collector passes free nothing."""
+    import gc
+
+    from aggregates.scheduling import engine
+
+    @engine.collection_paused
+    def body():
+        return gc.isenabled()
+
+    assert gc.isenabled()
+    assert body() is False
+    assert gc.isenabled()
+    assert engine.decide.__wrapped__  # decide is run that way
