@@ -215,7 +215,7 @@ def build_cloud(n, aggregate_count, args=None):
     members = []
     for index, node in enumerate(nodes):
         members.append((zones[index % len(zones)], node))
-        for aggregate in rng.sample(others, 2):
+        for aggregate in rng.sample(others, min(2, len(others))):
             members.append((aggregate, node))
     AggregateHost.objects.bulk_create([AggregateHost(aggregate=a, host=node.host) for a, node in members], 5000)
     by_uuid = {rp.uuid: rp for rp in providers}

@@ -5,9 +5,9 @@ the same boot without one, at 5,000 hosts, on PostgreSQL.
         [--database-url postgres://postgres@127.0.0.1:5432/bench_groups]
 
 The database (dropped and re-created: the name must not be test/postgres)
-is migrated and filled in bulk as scheduler_bench.py fills it: N compute
+is migrated and filled in bulk by scheduler_bench.py's builder: N compute
 hosts (64 vCPU at ratio 4, 256 GiB, 4 TB), each a placement provider, in
-ten zone aggregates mirrored into placement; every aggregate filter and
+ten zone aggregates mirrored into placement (no other aggregates); every aggregate filter and
 both server group filters on. Then --boots pairs of boots, taken in turns
 (each first every other time; one without a hint, one into an anti-affinity group whose members pile
 up: the last boot's group has --boots - 1 members placed), each the
@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from databases import recreate  # bench/databases.py, beside this script
+from scheduler_bench import build_cloud
 
 ROOT = Path(__file__).resolve().parent.parent
 FILTERS = (
@@ -36,53 +37,6 @@ FILTERS = (
     "AggregateImagePropertiesIsolation,AggregateIoOpsFilter,AggregateNumInstancesFilter,AggregateTypeAffinityFilter,"
     "ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter"
 )
-
-
-def build(n):
-    from django.db.models import F
-    from django.utils import timezone
-
-    from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
-    from aggregates.hosts.models import ComputeNode, Service
-    from placement import models as pm
-
-    now = timezone.now()
-    services = Service.objects.bulk_create(
-        [Service(host=f"cn{i:05d}", binary="nova-compute", last_seen_up=now) for i in range(n)]
-    )
-    nodes = ComputeNode.objects.bulk_create(
-        [
-            ComputeNode(service=s, host=s.host, hypervisor_hostname=s.host, vcpus=64, memory_mb=262144, local_gb=4000)
-            for s in services
-        ]
-    )
-    providers = pm.ResourceProvider.objects.bulk_create(
-        [pm.ResourceProvider(uuid=str(node.uuid), name=node.hypervisor_hostname) for node in nodes]
-    )
-    pm.ResourceProvider.objects.update(root_id=F("id"))
-    classes = {rc.name: rc for rc in pm.ResourceClass.objects.filter(name__in=["VCPU", "MEMORY_MB", "DISK_GB"])}
-    pm.Inventory.objects.bulk_create(
-        [
-            pm.Inventory(resource_provider=rp, resource_class=classes[name], total=total, allocation_ratio=ratio)
-            for rp in providers
-            for name, total, ratio in (("VCPU", 64, 4.0), ("MEMORY_MB", 262144, 1.0), ("DISK_GB", 4000, 1.0))
-        ],
-        batch_size=5000,
-    )
-    zones = Aggregate.objects.bulk_create([Aggregate(name=f"zone{i}") for i in range(10)])
-    AggregateMetadata.objects.bulk_create(
-        [AggregateMetadata(aggregate=a, key="availability_zone", value=f"az{i}") for i, a in enumerate(zones)]
-    )
-    placement_aggregates = {a.id: pm.PlacementAggregate.objects.create(uuid=str(a.uuid)) for a in zones}
-    members = [(zones[i % 10], node, providers[i]) for i, node in enumerate(nodes)]
-    AggregateHost.objects.bulk_create([AggregateHost(aggregate=a, host=node.host) for a, node, _ in members], 5000)
-    pm.ResourceProviderAggregate.objects.bulk_create(
-        [
-            pm.ResourceProviderAggregate(resource_provider=rp, aggregate=placement_aggregates[a.id])
-            for a, _, rp in members
-        ],
-        batch_size=5000,
-    )
 
 
 def run(args):
@@ -101,7 +55,6 @@ def run(args):
 
     django.setup()
     from django.conf import settings
-    from django.core.management import call_command
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -111,13 +64,10 @@ def run(args):
     from aggregates.server_groups import services as server_groups
     from aggregates.servers import services as servers
     from aggregates.servers.models import Server
-    from placement.standards import sync_standard_names
 
     settings.FOLLOW_UP_WAIT_SECONDS = None  # the build runs in this thread, timed with the create
-    call_command("migrate", verbosity=0)
-    sync_standard_names()
     started = time.monotonic()
-    build(args.hosts)
+    build_cloud(args.hosts, 10)  # migrated; ten zone aggregates, no others
     built = time.monotonic() - started
     flavor = Flavor.objects.create(flavorid="m1.small", name="m1.small", vcpus=1, memory_mb=2048, root_gb=20)
     image = Image.objects.create(

@@ -6,7 +6,7 @@ service functions (the same ones ``/servers`` and its actions call)."""
 
 import dataclasses
 import uuid as uuid_module
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
@@ -228,18 +228,29 @@ def server_delete(request: HttpRequest, server_uuid: str) -> HttpResponse:
     return redirect("dashboard:servers")
 
 
+def _act_on_server(
+    request: HttpRequest, server_uuid: str, act: Callable[[Caller, str], object], failed: str, done: str
+) -> HttpResponse:
+    """Run the service function ``act`` on the server, as the API's action
+    does; its refusal (after ``failed``) or ``done`` as the message, then
+    back to the server's page (``{name}`` in either: the server's name)."""
+    server = _server_or_404(server_uuid)
+    try:
+        act(caller_of(request), str(server.uuid))
+    except ServiceError as exc:
+        messages.error(request, f"{failed.format(name=server.name)}: {exc.message}")
+    else:
+        messages.success(request, done.format(name=server.name))
+    return redirect("dashboard:server", server.uuid)
+
+
 @console_view
 @require_POST
 def server_restore(request: HttpRequest, server_uuid: str) -> HttpResponse:
     """Restore a soft-deleted server (services.restore_server, as the API's restore)."""
-    server = _server_or_404(server_uuid)
-    try:
-        services.restore_server(caller_of(request), str(server.uuid))
-    except ServiceError as exc:
-        messages.error(request, f"Server {server.name} was not restored: {exc.message}")
-    else:
-        messages.success(request, f"Server {server.name} restored.")
-    return redirect("dashboard:server", server.uuid)
+    return _act_on_server(
+        request, server_uuid, services.restore_server, "Server {name} was not restored", "Server {name} restored."
+    )
 
 
 # --- resize, confirm, revert -----------------------------------------------------------
@@ -271,24 +282,22 @@ def server_resize(request: HttpRequest, server_uuid: str) -> HttpResponse:
 @console_view
 @require_POST
 def server_confirm_resize(request: HttpRequest, server_uuid: str) -> HttpResponse:
-    server = _server_or_404(server_uuid)
-    try:
-        move_confirmation.confirm_resize(caller_of(request), str(server.uuid))
-    except ServiceError as exc:
-        messages.error(request, f"The resize of server {server.name} was not confirmed: {exc.message}")
-    else:
-        messages.success(request, f"The resize of server {server.name} is confirmed: its old host is released.")
-    return redirect("dashboard:server", server.uuid)
+    return _act_on_server(
+        request,
+        server_uuid,
+        move_confirmation.confirm_resize,
+        "The resize of server {name} was not confirmed",
+        "The resize of server {name} is confirmed: its old host is released.",
+    )
 
 
 @console_view
 @require_POST
 def server_revert_resize(request: HttpRequest, server_uuid: str) -> HttpResponse:
-    server = _server_or_404(server_uuid)
-    try:
-        move_confirmation.revert_resize(caller_of(request), str(server.uuid))
-    except ServiceError as exc:
-        messages.error(request, f"The resize of server {server.name} was not reverted: {exc.message}")
-    else:
-        messages.success(request, f"Server {server.name} is back on its old host with its old flavor.")
-    return redirect("dashboard:server", server.uuid)
+    return _act_on_server(
+        request,
+        server_uuid,
+        move_confirmation.revert_resize,
+        "The resize of server {name} was not reverted",
+        "Server {name} is back on its old host with its old flavor.",
+    )

@@ -1,6 +1,8 @@
 """A boot gets its addresses in Nova's shapes, from a pool serving its host,
 in the claim; delete frees them; no pool that can serve is an explained refusal."""
 
+import pytest
+
 from aggregates.addressing.models import AddressAllocation, AddressPool
 from aggregates.servers.models import InstanceActionEvent, Server
 from tests.helpers import fault
@@ -108,13 +110,18 @@ def test_a_full_pool_refuses_with_the_reason(cloud, boot, pool):
     assert cloud.allocations(server["id"]) == {}
 
 
-def test_a_move_keeps_or_replaces_the_address(cloud, boot, pool, admin_api):
+@pytest.fixture
+def two_racks(cloud, pool):
+    """Hosts h1 and h2, each in an aggregate of its own (rack1, rack2) with a pool serving it alone (net1, net2)."""
     cloud.host("h1")
     cloud.host("h2")
     cloud.aggregate("rack1", ["h1"])
     cloud.aggregate("rack2", ["h2"])
     pool("net1", "10.1.0.0/24", "", scope="aggregate", aggregate="rack1")
     pool("net2", "10.2.0.0/24", "", scope="aggregate", aggregate="rack2")
+
+
+def test_a_move_keeps_or_replaces_the_address(cloud, boot, pool, two_racks, admin_api):
     pool("everywhere", "10.3.0.0/24", "")
     server = boot(networks=[{"uuid": str(AddressPool.objects.get(name="net1").uuid)}])
     assert server["OS-EXT-SRV-ATTR:host"] == "h1"
@@ -131,13 +138,7 @@ def test_a_move_keeps_or_replaces_the_address(cloud, boot, pool, admin_api):
     assert "10.1.0.1 (fixed, pool net1) replaced by" in event.details
 
 
-def test_a_reverted_resize_takes_the_address_back_where_the_server_returns(cloud, boot, pool, admin_api):
-    cloud.host("h1")
-    cloud.host("h2")
-    cloud.aggregate("rack1", ["h1"])
-    cloud.aggregate("rack2", ["h2"])
-    pool("net1", "10.1.0.0/24", "", scope="aggregate", aggregate="rack1")
-    pool("net2", "10.2.0.0/24", "", scope="aggregate", aggregate="rack2")
+def test_a_reverted_resize_takes_the_address_back_where_the_server_returns(cloud, boot, two_racks, admin_api):
     server = boot()
     source = server["OS-EXT-SRV-ATTR:host"]
     bigger = cloud.flavor("m1.bigger", vcpus=2, ram=1024, disk=1)

@@ -48,3 +48,15 @@ def make_aggregate(db, system, make_host):
 
 def sha512(data):
     return hashlib.sha512(data).hexdigest()
+
+
+@pytest.fixture
+def agg(make_aggregate):
+    """An aggregate of hosts (make_aggregate's defaults)."""
+    return make_aggregate()
+
+
+@pytest.fixture
+def image(make_image):
+    """An active image (make_image's defaults)."""
+    return make_image()

@@ -21,16 +21,6 @@ def cache_body(*ids):
     return {"cache": [{"id": str(i)} for i in ids]}
 
 
-@pytest.fixture
-def agg(make_aggregate):
-    return make_aggregate()
-
-
-@pytest.fixture
-def image(make_image):
-    return make_image()
-
-
 def test_202_empty_body_location_and_job(admin_api, agg, image):
     response = post_images(admin_api, agg.id, cache_body(image.id))
     assert response.status_code == 202, response.content

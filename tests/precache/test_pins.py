@@ -46,16 +46,6 @@ def recheck(api, aggregate_id, hosts=None):
     return response
 
 
-@pytest.fixture
-def agg(make_aggregate):
-    return make_aggregate()
-
-
-@pytest.fixture
-def image(make_image):
-    return make_image()
-
-
 def test_pin_caches_on_every_host(admin_api, agg, image):
     response = pin(admin_api, agg.id, image.id)
     assert response.status_code == 201, response.content

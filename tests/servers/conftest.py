@@ -41,3 +41,8 @@ class Booter:
 @pytest.fixture
 def boot(cloud):
     return Booter(cloud)
+
+
+def act(api, server_id, body, version="2.100"):
+    """POST a server action (a body such as {"os-resetState": {...}})."""
+    return api.post(f"/servers/{server_id}/action", body, version=version)

@@ -7,22 +7,16 @@ import pytest
 
 from aggregates.servers.models import Server
 from tests.helpers import fault
-from tests.plugins.cloud import cli_body
+
+from .conftest import act
 
 V = "2.100"
 UNKNOWN = "6f1ed2c2-9c64-4b1e-8a3c-0d5b5d1f3c11"
 
 
 @pytest.fixture
-def server_id(cloud, member_api):
-    cloud.host("h1")
-    response = member_api.post("/servers", cli_body(cloud.flavor(vcpus=2), cloud.image()), version=V)
-    assert response.status_code == 202, response.content
-    return response.json()["server"]["id"]
-
-
-def act(api, server_id, body):
-    return api.post(f"/servers/{server_id}/action", body, version=V)
+def server_id(boot, member_api):
+    return boot(member_api)
 
 
 def test_reset_state_sets_the_vm_state_clears_the_task_and_is_an_action(server_id, admin_api, member_api):

@@ -12,23 +12,17 @@ import pytest
 from aggregates.servers import tasks
 from aggregates.servers.models import Server
 from tests.helpers import fault
-from tests.plugins.cloud import cli_body
+
+from .conftest import act
 
 V = "2.100"
-USED = {"VCPU": 2, "MEMORY_MB": 512, "DISK_GB": 1}
+USED = {"VCPU": 1, "MEMORY_MB": 512, "DISK_GB": 1}
 
 
 @pytest.fixture
-def server_id(cloud, member_api, settings):
+def server_id(boot, member_api, settings):
     settings.RECLAIM_INSTANCE_INTERVAL = 3600
-    cloud.host("h1")
-    response = member_api.post("/servers", cli_body(cloud.flavor(vcpus=2), cloud.image()), version=V)
-    assert response.status_code == 202, response.content
-    return response.json()["server"]["id"]
-
-
-def act(api, server_id, body):
-    return api.post(f"/servers/{server_id}/action", body, version=V)
+    return boot(member_api)
 
 
 def status(api, server_id):
