@@ -25,9 +25,9 @@ LISTS = [
     ("/compute/v2.1/os-hypervisors/detail", 7),
     ("/compute/v2.1/os-hypervisors/statistics", 9),
     ("/compute/v2.1/flavors/detail", 6),
-    # The servers' tags (shown from 2.26): one query for the page.
-    ("/compute/v2.1/servers/detail?all_tenants=1", 5),
-    ("/compute/v2.1/servers?all_tenants=1", 4),
+    # The servers' tags (shown from 2.26) and their addresses: one query each for the page.
+    ("/compute/v2.1/servers/detail?all_tenants=1", 6),
+    ("/compute/v2.1/servers?all_tenants=1", 5),
     ("/compute/v2.1/os-migrations", 3),
     ("/compute/v2.1/os-image-cache-jobs", 3),
     ("/compute/v2.1/os-maintenance-jobs", 3),
