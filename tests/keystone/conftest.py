@@ -113,11 +113,12 @@ class Keystone:
 
     # --- faults --------------------------------------------------------------
     def freeze(self):
-        """Keystone accepts connections (the kernel's backlog) and never answers."""
-        os.kill(self.process.pid, signal.SIGSTOP)
+        """Keystone accepts connections (the kernel's backlog) and never answers:
+        gunicorn's master and its worker stopped (the worker alone serves)."""
+        os.killpg(self.process.pid, signal.SIGSTOP)
 
     def thaw(self):
-        os.kill(self.process.pid, signal.SIGCONT)
+        os.killpg(self.process.pid, signal.SIGCONT)
 
 
 @pytest.fixture(scope="session")
@@ -138,7 +139,9 @@ def keystone(tmp_path_factory):
     (workdir / "gunicorn.conf.py").write_text(GUNICORN_CONF.format(port=port))
     env = {**os.environ, "OS_KEYSTONE_CONFIG_FILES": str(conf)}
     log = open(workdir / "gunicorn.log", "w")
-    process = subprocess.Popen([str(venv / "bin/gunicorn")], cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [str(venv / "bin/gunicorn")], cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
     try:
         _wait_for(url, process, workdir)
         started = Keystone(url, process, workdir)
@@ -148,7 +151,7 @@ def keystone(tmp_path_factory):
                 started.call("PATCH", f"/endpoints/{endpoint['id']}", {"endpoint": {"url": f"{url}/v3"}})
         yield started
     finally:
-        os.kill(process.pid, signal.SIGCONT)
+        os.killpg(process.pid, signal.SIGCONT)
         process.terminate()
         try:
             process.wait(timeout=20)
