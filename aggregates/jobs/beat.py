@@ -18,12 +18,13 @@ a beat that runs from one that hangs or died.
 """
 
 import logging
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, close_old_connections
+from django.db import DatabaseError, close_old_connections, connections
 from django_celery_beat.schedulers import DatabaseScheduler
 
 from aggregates.jobs import leases
@@ -31,6 +32,7 @@ from aggregates.jobs import leases
 log = logging.getLogger(__name__)
 
 LEASE_NAME = "celery-beat"
+CLOSE_SECONDS = 10  # writing the last runs and letting go of the lease, at most
 
 
 def touch_heartbeat() -> None:
@@ -119,9 +121,23 @@ class SingleBeatScheduler(DatabaseScheduler):
         return new_entry
 
     def close(self) -> None:
-        """Write the last runs, then let go of the lease so that a waiting beat takes over at once."""
+        """Write the last runs, then let go of the lease so that a waiting beat
+        takes over at once. Done in a thread of its own, on a database
+        connection of its own: SIGTERM's handler calls this in the beat's
+        thread, possibly in the middle of one of the beat's own queries, whose
+        connection is not to be used again (psycopg's connection lock is held
+        by that query: using it from the handler hung the beat)."""
+        closing = threading.Thread(target=self._close_on_own_connection, name="beat-close", daemon=True)
+        closing.start()
+        closing.join(CLOSE_SECONDS)
+        if closing.is_alive():
+            log.warning("Beat %s did not close within %s s: its lease runs out instead.", self.token, CLOSE_SECONDS)
+
+    def _close_on_own_connection(self) -> None:
         try:
             super().close()
+        except DatabaseError as exc:
+            log.warning("Beat %s could not write its last runs: %s", self.token, exc)
         finally:
             if self.leading:
                 self.leading = False
@@ -130,3 +146,4 @@ class SingleBeatScheduler(DatabaseScheduler):
                         log.info("Beat %s let go of the beat lease.", self.token)
                 except DatabaseError as exc:
                     log.warning("Beat %s could not let go of the beat lease (it runs out): %s", self.token, exc)
+            connections.close_all()
