@@ -5,31 +5,10 @@ recurring schedules (create, edit, delete)."""
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.test import Client
 from django_celery_beat.models import PeriodicTask
 
-from aggregates.identity import services as identity
 from aggregates.precache import running, schedules
 from aggregates.precache.models import ImageCacheJob
-
-
-@pytest.fixture
-def admin_client(db):
-    client = Client()
-    client.force_login(
-        get_user_model().objects.create_user("pc-admin", password="pw", is_staff=True, is_superuser=True)
-    )
-    return client
-
-
-@pytest.fixture
-def reader_client(db):
-    user = get_user_model().objects.create_user("pc-reader", password="pw", is_staff=True)
-    identity.grant(user, identity.ensure_project("admin"), "reader")
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_aggregate_page_offers_cache_images(admin_client, make_aggregate):

@@ -2,32 +2,9 @@
 state, pinning and unpinning, the retry (a re-check of one host), readers
 seeing without changing."""
 
-import pytest
-from django.contrib.auth import get_user_model
-from django.test import Client
-
-from aggregates.identity import services as identity
 from aggregates.precache import running
 from aggregates.precache.drivers import host_cache_dir
 from aggregates.precache.models import ImageCacheJob, PinnedImage
-
-
-@pytest.fixture
-def admin_client(db):
-    client = Client()
-    client.force_login(
-        get_user_model().objects.create_user("pin-admin", password="pw", is_staff=True, is_superuser=True)
-    )
-    return client
-
-
-@pytest.fixture
-def reader_client(db):
-    user = get_user_model().objects.create_user("pin-reader", password="pw", is_staff=True)
-    identity.grant(user, identity.ensure_project("admin"), "reader")
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def run_queued():
