@@ -6,7 +6,6 @@ reader, which reads no admin view); a revoked token refused once its cache
 entry expires; Keystone frozen or gone answers 503 in each API's format
 within the timeout; an operator policy file takes effect."""
 
-import io
 import json
 import os
 import subprocess
@@ -14,21 +13,14 @@ import time
 
 import pytest
 import requests
-from django.core.cache import caches
-from django.core.management import call_command
-from django.test import override_settings
 
 from aggregates.hostagent.client import CorralClient, keystone_tokens
-from aggregates.identity import keystone as external
-from aggregates.identity import service_token
-from placement.standards import sync_standard_names
-from tests.keystone.conftest import ADMIN_PASSWORD, PASSWORD
+from tests.keystone.conftest import ADMIN_PASSWORD, PASSWORD, SERVICE_PASSWORD
 from tests.plugins.upstream_placement import free_port
 
 # One Keystone for the module: its tests run on one xdist worker.
 pytestmark = [pytest.mark.processes, pytest.mark.slow, pytest.mark.xdist_group("keystone")]
 
-SERVICE_PASSWORD = "corral-service-secret"
 TIMEOUT = 2.0  # the fault test's bound (the others allow a loaded machine's Keystone 15 s)
 
 CLOUDS_YAML = """\
@@ -46,50 +38,6 @@ clouds:
     interface: public
     region_name: RegionOne
 """
-
-
-def corral_settings(keystone):
-    return {
-        "AUTH_STRATEGY": "external-keystone",
-        "KEYSTONE_AUTH_URL": keystone.url,
-        "KEYSTONE_SERVICE_USERNAME": "corral",
-        "KEYSTONE_SERVICE_PASSWORD": SERVICE_PASSWORD,
-        "KEYSTONE_SERVICE_PROJECT_NAME": "service",
-        # a loaded machine's Keystone may take seconds; the fault test sets TIMEOUT
-        "KEYSTONE_TIMEOUT": 15.0,
-    }
-
-
-@pytest.fixture(scope="session")
-def keystone_cloud(keystone, live_server):
-    """Once a session: Corral's service user (admin and service on project
-    service), alice (member of demo), rita (reader of demo), and Corral's
-    catalog registered (the command run twice: it is idempotent)."""
-    keystone.ensure_user("corral", "service", "admin", "service", password=SERVICE_PASSWORD)
-    keystone.ensure_user("alice", "demo", "member")
-    keystone.ensure_user("rita", "demo", "reader")
-    with override_settings(**corral_settings(keystone)):
-        for _ in range(2):
-            out = io.StringIO()
-            call_command("register_keystone_catalog", public_url=live_server.url, stdout=out)
-    assert "already registered" in out.getvalue() and "created" not in out.getvalue()
-    external.forget_session()
-    return live_server.url
-
-
-@pytest.fixture
-def cloud(keystone, keystone_cloud, transactional_db, settings):
-    """Corral in external-keystone mode against ``keystone``; its base URL."""
-    for name, value in corral_settings(keystone).items():
-        setattr(settings, name, value)
-    settings.PLACEMENT_URL = settings.PLACEMENT_AUTH_TOKEN = settings.PUBLIC_URL = ""
-    settings.DEFAULT_SCHEDULE_ZONE = ""
-    settings.SERVICE_DOWN_TIME = 3600  # the hosts registered once; the CLI's steps may take minutes on a loaded machine
-    caches[external.CACHE_ALIAS].clear()
-    service_token.forget_service_token()
-    sync_standard_names()  # a transactional test starts from empty tables
-    yield keystone_cloud
-    caches[external.CACHE_ALIAS].clear()
 
 
 def get(url, token, **headers):
