@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import requests
@@ -42,6 +43,32 @@ clouds:
 
 def get(url, token, **headers):
     return requests.get(url, headers={"X-Auth-Token": token, **headers}, timeout=30)
+
+
+def short_lived_token(keystone, username, project, seconds):
+    """A token of ``username`` on ``project`` that has expired: issued for an
+    application credential that expires in ``seconds`` (Keystone ends the
+    token with its credential), returned once that time has passed."""
+    user_token = keystone.token(username, PASSWORD, project)
+    user_id = keystone.id_of("user", username)
+    expires = datetime.now(UTC) + timedelta(seconds=seconds)
+    body = {
+        "application_credential": {"name": f"short-{time.time()}", "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%S")}
+    }
+    created = requests.post(
+        f"{keystone.url}/v3/users/{user_id}/application_credentials",
+        json=body,
+        headers={"X-Auth-Token": user_token},
+        timeout=60,
+    )
+    assert created.status_code == 201, created.text
+    credential = created.json()["application_credential"]
+    method = {"id": credential["id"], "secret": credential["secret"]}
+    auth = {"auth": {"identity": {"methods": ["application_credential"], "application_credential": method}}}
+    issued = requests.post(f"{keystone.url}/v3/auth/tokens", json=auth, timeout=60)
+    assert issued.status_code == 201, issued.text
+    time.sleep(max(0.0, (expires - datetime.now(UTC)).total_seconds()) + 1.5)
+    return issued.headers["X-Subject-Token"]
 
 
 @pytest.mark.cli
@@ -104,6 +131,26 @@ def test_stock_cli_through_keystone(cloud, keystone, openstack_cli, make_host, t
     assert str(node.uuid) in providers.values()
     assert cli("resource", "provider", "aggregate", "list", str(node.uuid)) == [{"uuid": aggregate["uuid"]}]
 
+    # Nova's project managers move their project's servers without naming a
+    # host (the server is the admin project's); a member may not, nor may a
+    # manager name the host.
+    keystone.ensure_user("mia", "admin", "manager")
+    keystone.ensure_user("moe", "admin", "member")
+    manager, member = keystone.token("mia", PASSWORD, "admin"), keystone.token("moe", PASSWORD, "admin")
+
+    def act(token, body):
+        headers = {"X-Auth-Token": token, "OpenStack-API-Version": "compute 2.56"}
+        return requests.post(
+            f"{cloud}/compute/v2.1/servers/{server['id']}/action", json=body, headers=headers, timeout=60
+        )
+
+    live = {"os-migrateLive": {"host": None, "block_migration": "auto"}}
+    assert act(member, {"migrate": None}).status_code == 403
+    assert act(member, live).status_code == 403
+    assert act(manager, {"migrate": {"host": "ks-h1"}}).status_code == 403
+    moved = act(manager, {"migrate": None})
+    assert moved.status_code == 202, moved.text
+
 
 def test_roles_as_upstream_defaults(cloud, keystone):
     member = keystone.token("alice", PASSWORD, "demo")
@@ -155,6 +202,14 @@ def test_roles_as_upstream_defaults(cloud, keystone):
     assert get(f"{cloud}/compute/v2.1/flavors", member, **{"X-Service-Token": "not-a-token"}).status_code == 401
     service = keystone.token("corral", SERVICE_PASSWORD, "service")
     assert get(f"{cloud}/compute/v2.1/flavors", member, **{"X-Service-Token": service}).status_code == 200
+
+    # An expired user token: refused alone, let through by a service's token
+    # (a service finishing a user's long operation), not by a user's.
+    expired = short_lived_token(keystone, "alice", "demo", seconds=5)
+    assert get(f"{cloud}/compute/v2.1/servers", expired).status_code == 401
+    with_service = get(f"{cloud}/compute/v2.1/servers", expired, **{"X-Service-Token": service})
+    assert with_service.status_code == 200, with_service.text
+    assert get(f"{cloud}/compute/v2.1/servers", expired, **{"X-Service-Token": reader}).status_code == 401
 
     # Corral serves no identity API of its own in this mode.
     assert requests.get(f"{cloud}/identity/v3", timeout=30).status_code == 404
