@@ -5,9 +5,13 @@ is no way in; Keystone not answering is said on the form and on the pages.
 The logins themselves, against a real Keystone, are in
 tests/keystone/test_console_login.py."""
 
+import time
+
 import pytest
+from django.core.cache import caches
 from django.test import Client
 
+from aggregates.identity import keystone
 from dashboard.keystone_login import SESSION_TOKEN, UNAVAILABLE_MESSAGE
 
 UNREACHABLE = "http://127.0.0.1:9"  # nothing listens: connection refused at once
@@ -18,6 +22,28 @@ def external(settings):
     settings.AUTH_STRATEGY = "external-keystone"
     settings.KEYSTONE_AUTH_URL = UNREACHABLE
     settings.KEYSTONE_TIMEOUT = 2.0
+    caches[keystone.CACHE_ALIAS].clear()
+    yield
+    caches[keystone.CACHE_ALIAS].clear()
+
+
+def console_with_token(token, *roles):
+    """A browser whose session holds ``token``, which Keystone validated
+    moments ago (its answer in the validation cache, as after a login)."""
+    facts = {
+        "user_id": "u-" + token,
+        "username": "olivia",
+        "project_id": "p1",
+        "project_name": "ops",
+        "roles": sorted(roles),
+        "expires_at": time.time() + 600,
+    }
+    keystone.cache_validation(token, facts)
+    client = Client()
+    session = client.session
+    session[SESSION_TOKEN] = token
+    session.save()
+    return client
 
 
 def test_the_login_form_asks_for_keystones_credentials(db, external, client):
@@ -58,3 +84,24 @@ def test_corrals_own_identity_keeps_djangos_login(db, client):
     page = client.get("/login/").content.decode()
     assert 'name="username"' in page and 'name="project"' not in page
     assert client.get("/projects/").status_code == 302  # to the login page, as ever
+
+
+def test_the_tokens_roles_decide_through_the_policy_table(db, external, settings, tmp_path):
+    admin = console_with_token("admin-token", "admin", "manager", "member", "reader")
+    page = admin.get("/aggregates/")
+    assert page.status_code == 200 and "olivia" in page.content.decode()
+    assert admin.get("/aggregates/new/").status_code == 200
+
+    # A member's token says reader too: the admin's views are not its own.
+    member = console_with_token("member-token", "member", "reader")
+    assert member.get("/aggregates/").status_code == 403
+
+    # An operator's policy file gives a role of its own the console, to read.
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text('"admin_reader_api": "role:admin or role:console_reader"\n')
+    settings.POLICY_FILE = str(policy_file)
+    viewer = console_with_token("viewer-token", "console_reader", "member", "reader")
+    assert viewer.get("/aggregates/").status_code == 200
+    assert viewer.get("/aggregates/new/").status_code == 403
+    assert viewer.post("/aggregates/new/", {"name": "a1"}).status_code == 403
+    assert member.get("/aggregates/").status_code == 403
