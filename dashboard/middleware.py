@@ -42,8 +42,9 @@ class KeystoneConsoleMiddleware:
     """With ``AUTH_STRATEGY=external-keystone``, a console request's user is
     the one its session's Keystone token stands for (validated, cached as
     the APIs' token checks), or anonymous when there is none or Keystone no
-    longer accepts it; Keystone not answering is a 503 page. Other surfaces
-    and Corral's own identity modes are left alone."""
+    longer accepts it; Keystone not answering (at the start of the page or
+    in its middle) is a 503 page. Other surfaces and Corral's own identity
+    modes are left alone."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
@@ -63,3 +64,13 @@ class KeystoneConsoleMiddleware:
             request.user = AnonymousUser()
             return unavailable(request)
         return None
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponseBase | None:
+        """Keystone not answering in the middle of a console page (the
+        service user's token for Corral's calls to placement): 503, as at its start."""
+        if not isinstance(exception, TokenCheckUnavailable):
+            return None
+        match = request.resolver_match
+        if match is None or CONSOLE_NAMESPACE not in match.namespaces:
+            return None
+        return unavailable(request)
