@@ -23,6 +23,11 @@ or answering with a server error, raises ``TokenCheckUnavailable``: each
 API answers 503 in its own format (keystonemiddleware would hang without a
 timeout, or answer 500 or an HTML 503).
 
+The console's login (dashboard/keystone_login.py) gets a user's
+project-scoped token with ``log_in`` (password authentication) and revokes
+it at logout with ``revoke``; its pages check it with ``validate`` as the
+APIs do.
+
 keystoneauth1 is the field's client library: its ``Session`` with a
 ``v3.Password`` plugin keeps the service user's token, renews it before it
 expires and after a 401, and is what the catalog command and the placement
