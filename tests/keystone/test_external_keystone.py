@@ -9,6 +9,7 @@ within the timeout; an operator policy file takes effect."""
 import json
 import os
 import subprocess
+import sys
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -234,6 +235,64 @@ def test_revoked_token_refused_once_its_cache_entry_expires(cloud, keystone, set
     assert get(f"{cloud}/compute/v2.1/flavors", token).status_code == 401
     assert get(f"{cloud}/image/v2/images", token).status_code == 401
     assert get(f"{cloud}/placement/resource_providers", token).status_code == 401
+
+
+TOKEN_CACHE_REDIS = "redis://127.0.0.1:6379/8"
+
+# Another Corral process (a second web worker, say) asked about a token: its
+# validation, or the error that stopped it.
+CHECK_IN_ANOTHER_PROCESS = """
+import django, json, sys
+django.setup()
+from aggregates.identity import keystone
+from config.policy import TokenCheckUnavailable
+try:
+    facts = keystone.validate(sys.argv[1])
+    print(json.dumps({"user": facts and facts["username"]}))
+except TokenCheckUnavailable as exc:
+    print(json.dumps({"unavailable": str(exc)}))
+"""
+
+
+def test_validations_are_shared_by_every_process_through_redis(cloud, keystone, settings):
+    """KEYSTONE_TOKEN_CACHE_URL naming a Redis: a token the live server
+    validated is known to another Corral process while Keystone is frozen
+    (it never asks Keystone), and a token nobody validated is not (that
+    process cannot reach Keystone: 503 material)."""
+    settings.CACHES = {
+        **settings.CACHES,
+        "keystone_tokens": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": TOKEN_CACHE_REDIS},
+    }
+    seen = keystone.token("alice", PASSWORD, "demo", fresh=True)
+    unseen = keystone.token("rita", PASSWORD, "demo", fresh=True)
+    assert get(f"{cloud}/compute/v2.1/flavors", seen).status_code == 200
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "AUTH_STRATEGY": "external-keystone",
+        "KEYSTONE_AUTH_URL": keystone.url,
+        "KEYSTONE_SERVICE_PASSWORD": SERVICE_PASSWORD,
+        "KEYSTONE_TOKEN_CACHE_URL": TOKEN_CACHE_REDIS,
+        "KEYSTONE_TIMEOUT": str(TIMEOUT),
+    }
+
+    def check_in_another_process(token):
+        done = subprocess.run(
+            [sys.executable, "-c", CHECK_IN_ANOTHER_PROCESS, token],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    keystone.freeze()
+    try:
+        assert check_in_another_process(seen) == {"user": "alice"}
+        assert "unavailable" in check_in_another_process(unseen)
+    finally:
+        keystone.thaw()
 
 
 @pytest.mark.parametrize("fault", ["frozen", "down"])
