@@ -378,6 +378,12 @@ def main():
     parser.add_argument(
         "--sides", default="upstream,corral", help="A,B[,C]: upstream, corral, corral@PATH (corral,corral: noise)"
     )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep a side's cloud built by an earlier run in the same --workdir (--rounds 0 builds only)",
+    )
+    parser.add_argument("--port-base", type=int, default=28400, help="the sides listen on this port and the next")
     parser.add_argument("--pg-prefix", default="realistic", help="database names: <prefix>_<side>_<n>")
     parser.add_argument(
         "--load-arg", action="append", default=[], help="passed to placement_load.py (e.g. --load-arg=--reps=10)"
@@ -408,11 +414,16 @@ def main():
             env = f"PYTHON={args.python} PYTHONPATH={root}"
             setup = f"{env} {root}/bench/corral_placement.sh setup {{workdir}} {url}"
             start = f"{env} {root}/bench/corral_placement.sh start {{workdir}} {{port}}"
-        sides.append(Side(label, setup, start, 28400 + index, workdir))
+        sides.append(Side(label, setup, start, args.port_base + index, workdir))
     output = {"meta": {"providers": args.providers, "aggregates": args.aggregates, "db": args.db, "args": vars(args)}}
     output["meta"]["args"] = {k: str(v) for k, v in vars(args).items()}
     try:
         for side in sides:
+            built = side.workdir / "built.json"
+            if args.reuse and built.exists():
+                log(f"{side.name}: reusing the cloud built before")
+                output.setdefault("build", {})[side.name] = json.loads(built.read_text())
+                continue
             side.setup()
             side.start()
             log(f"{side.name}: build (load {load1()})")
@@ -421,6 +432,7 @@ def main():
             output.setdefault("realistic", {})[side.name] = realistic(side, args)
             analyze(side, args)
             side.stop()
+            built.write_text(json.dumps(output["build"][side.name]))
         nodes = {}
         results = {side.name: [] for side in sides}
         # Every query round before any claim: the queries of every round and
