@@ -381,7 +381,8 @@ def main():
     parser.add_argument(
         "--reuse",
         action="store_true",
-        help="keep a side's cloud built by an earlier run in the same --workdir (--rounds 0 builds only)",
+        help="keep a side's cloud built by an earlier run in the same --workdir (--rounds 0 builds only); "
+        "only a cloud no claim round has changed: claims change each side's data differently",
     )
     parser.add_argument("--port-base", type=int, default=28400, help="the sides listen on this port and the next")
     parser.add_argument("--pg-prefix", default="realistic", help="database names: <prefix>_<side>_<n>")
