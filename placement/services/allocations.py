@@ -9,7 +9,7 @@ for the last unit therefore cannot both succeed."""
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Self, TypeVar
+from typing import Any, Self, TypeVar
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q, QuerySet, Sum
@@ -25,6 +25,7 @@ from placement.models import (
     Project,
     ResourceClass,
     ResourceProvider,
+    ResourceProviderTrait,
     User,
 )
 from placement.standards import STANDARD_CLASS_IDS
@@ -449,3 +450,38 @@ def usages_of_providers(uuids: Iterable[str]) -> dict[str, dict[str, int]]:
         if name in classes:
             classes[name] = amount
     return usages
+
+
+def rooms_of_providers(uuids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """{provider uuid: {"inventories": {class: record}, "usages": {class:
+    used}, "traits": [names]}} for each of ``uuids`` that exists: what one
+    provider's inventories, usages and traits give, in five queries for all
+    (Corral's capacity by flavor reads every compute node's room at once)."""
+    wanted = list(uuids)
+    uuid_of = {
+        pk: str(value) for pk, value in ResourceProvider.objects.filter(uuid__in=wanted).values_list("id", "uuid")
+    }
+    usages = usages_of_providers(wanted)
+    inventories: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    rows = Inventory.objects.filter(resource_provider_id__in=uuid_of).values_list(
+        "resource_provider_id", "resource_class__name", "total", "reserved", "min_unit", "max_unit", "step_size",
+        "allocation_ratio",
+    )  # fmt: skip
+    for provider_id, name, total, reserved, min_unit, max_unit, step_size, ratio in rows:
+        inventories[uuid_of[provider_id]][name] = {
+            "total": total,
+            "reserved": reserved,
+            "min_unit": min_unit,
+            "max_unit": max_unit,
+            "step_size": step_size,
+            "allocation_ratio": ratio,
+        }
+    traits: dict[str, list[str]] = defaultdict(list)
+    for provider_id, name in ResourceProviderTrait.objects.filter(resource_provider_id__in=uuid_of).values_list(
+        "resource_provider_id", "trait__name"
+    ):
+        traits[uuid_of[provider_id]].append(name)
+    return {
+        value: {"inventories": inventories[value], "usages": usages.get(value, {}), "traits": sorted(traits[value])}
+        for value in uuid_of.values()
+    }
