@@ -58,14 +58,14 @@ def capacity(
 # --- samples ------------------------------------------------------------------------
 
 
-def sample(now: datetime | None = None) -> int:
+def sample(now: datetime | None = None, force: bool = False) -> int:
     """Record the capacity of every public flavor in every zone and
     aggregate now, unless the last sample is less than
     CAPACITY_SAMPLE_SECONDS old; prune samples older than
-    CAPACITY_HISTORY_DAYS. The rows written (0: not due)."""
+    CAPACITY_HISTORY_DAYS. The rows written (0: not due; ``force``: due now)."""
     now = now or timezone.now()
     last = CapacitySample.objects.aggregate(last=Max("taken_at"))["last"]
-    if last is not None and now - last < timedelta(seconds=settings.CAPACITY_SAMPLE_SECONDS - 5):
+    if not force and last is not None and now - last < timedelta(seconds=settings.CAPACITY_SAMPLE_SECONDS - 5):
         return 0
     report = counting.count(flavors_named())
     rows = [
