@@ -24,3 +24,11 @@ class CapacitySample(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scope} {self.name} at {self.taken_at:%Y-%m-%d %H:%M}"
+
+    @classmethod
+    def latest(cls) -> "list[CapacitySample]":
+        """The rows of the latest sample (none before the first): two queries."""
+        last = cls.objects.aggregate(last=models.Max("taken_at"))["last"]
+        if last is None:
+            return []
+        return list(cls.objects.filter(taken_at=last).order_by("scope", "name"))

@@ -95,11 +95,8 @@ def prune(now: datetime | None = None) -> int:
 
 
 def latest() -> list[CapacitySample]:
-    """The rows of the latest sample (none before the first): two queries."""
-    last = CapacitySample.objects.aggregate(last=Max("taken_at"))["last"]
-    if last is None:
-        return []
-    return list(CapacitySample.objects.filter(taken_at=last).order_by("scope", "name"))
+    """The rows of the latest sample (none before the first)."""
+    return CapacitySample.latest()
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from aggregates.capacity import services as capacity_services
 from aggregates.capacity.models import CapacitySample
 from aggregates.hosts.models import Service, up_q
 from aggregates.jobs.models import LongJob
@@ -160,7 +159,7 @@ def capacity() -> Metric:
         'More servers of the flavor that fit, per zone (aggregate="") and per aggregate, at the latest sample.',
         labels=["flavor", "zone", "aggregate"],
     )
-    for row in capacity_services.latest():
+    for row in CapacitySample.latest():
         aggregate = row.name if row.scope == CapacitySample.AGGREGATE else ""
         for flavor, figure in sorted((row.figures or {}).items()):
             gauge.add_metric([flavor, row.zone, aggregate], int(figure.get("servers", 0)))
