@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -75,30 +75,45 @@ class Report:
 
 
 @dataclass
+class _Node:
+    """One compute node as every flavor sees it: its room per class (free,
+    min_unit, max_unit, step_size), its provider's traits, why it takes no
+    server whatever the flavor (a filter that does not read the flavor, no
+    pool serving it), and how many more servers its count filters admit."""
+
+    state: HostState
+    room: dict[str, tuple[float, int, int, int]]
+    traits: frozenset[str]
+    refusal: str = ""
+    cap: int | None = None
+    cap_reason: str = ""
+
+
+@dataclass
 class _Verdict:
-    """One flavor on one compute node, before usage: why it may not go there
+    """One flavor on one node, before extra usage: why it may not go there
     (a filter, pre-filter, trait or class), or the room it may use."""
 
     reason: str = ""
     amounts: dict[str, int] = field(default_factory=dict)
-    free: dict[str, float] = field(default_factory=dict)
-    cap: int | None = None  # servers the per-host count filters still admit
-    cap_reason: str = ""
+    node: _Node | None = None
 
     def servers(self, extra: Mapping[str, float] | None = None, extra_count: int = 0) -> tuple[int, str]:
         """How many servers of the flavor fit, and what stops the next one."""
-        if self.reason:
+        if self.reason or self.node is None:
             return 0, self.reason
         best: int | None = None
         limit = ""
+        room = self.node.room
         for rc, amount in self.amounts.items():
-            free = self.free[rc] - (extra.get(rc, 0) if extra else 0)
+            free = room[rc][0] - (extra.get(rc, 0) if extra else 0)
             n = max(int(free // amount), 0)
             if best is None or n < best:
                 best, limit = n, rc
         count = best or 0
-        if self.cap is not None and self.cap - extra_count < count:
-            count, limit = max(self.cap - extra_count, 0), self.cap_reason
+        cap = self.node.cap
+        if cap is not None and cap - extra_count < count:
+            count, limit = max(cap - extra_count, 0), self.node.cap_reason
         return count, limit
 
 
@@ -119,74 +134,63 @@ def spec_of(flavor: Flavor, extra_specs: Mapping[str, str], project_id: str | No
     return RequestSpec(flavor=flavor_spec, project_id=project_id or "")
 
 
-def _count_filters(enabled: Iterable[host_filters.HostFilter]) -> list[host_filters.HostFilter]:
-    """The enabled filters that count the servers on a host (NumInstancesFilter and its aggregate form)."""
-    return [f for f in enabled if isinstance(f, host_filters.NumInstancesFilter)]
-
-
-def _instance_cap(
-    host: HostState, spec: RequestSpec, counting: list[host_filters.HostFilter], most: int
-) -> tuple[int, str]:
-    """How many more servers the count filters admit on ``host`` (at most ``most``)."""
-    cap, reason = most, ""
-    base = host.num_instances
-    try:
-        for count_filter in counting:
-            low, high = 0, cap  # the filter passes with ``low`` more servers placed; find the most
-            while low < high:
-                mid = (low + high + 1) // 2
-                host.num_instances = base + mid - 1
-                if count_filter.host_passes(host, spec) is None:
-                    low = mid
-                else:
-                    high = mid - 1
-            if low < cap:
-                cap, reason = low, count_filter.name
-    finally:
-        host.num_instances = base
-    return cap, reason
+def _node(
+    host: HostState,
+    room: Mapping[str, Any] | None,
+    spec: RequestSpec,
+    once: list[host_filters.HostFilter],
+    counting: list[host_filters.NumInstancesFilter],
+    pools: _Pools,
+) -> _Node:
+    """``host`` judged once for every flavor: the filters that do not read the
+    flavor (``once``), the pools, the count filters' room."""
+    if room is None:
+        return _Node(host, {}, frozenset(), refusal=NO_HOSTS)
+    rooms = {}
+    usages = room.get("usages", {})
+    for rc, inventory in room.get("inventories", {}).items():
+        capacity = int((inventory["total"] - inventory["reserved"]) * inventory["allocation_ratio"])
+        free = capacity - usages.get(rc, 0)
+        rooms[rc] = (free, inventory["min_unit"], inventory["max_unit"], inventory["step_size"])
+    node = _Node(host, rooms, frozenset(room.get("traits", ())))
+    refusal = next((f.name for f in once if f.host_passes(host, spec) is not None), "")
+    if not refusal and not pools.serves(host):
+        refusal = ADDRESS_FILTER
+    node.refusal = refusal
+    for count_filter in counting:
+        limit, _ = count_filter.limit(host)
+        left = max(limit - host.num_instances, 0)
+        if node.cap is None or left < node.cap:
+            node.cap, node.cap_reason = left, count_filter.name
+    return node
 
 
 def _verdict(
-    host: HostState,
+    node: _Node,
     spec: RequestSpec,
     query: prefilters.PlacementQuery | None,
     refusal: str,
-    enabled: list[host_filters.HostFilter],
-    room: Mapping[str, Any] | None,
+    required: frozenset[str],
+    forbidden: frozenset[str],
+    per_flavor: list[host_filters.HostFilter],
 ) -> _Verdict:
     if query is None:
         return _Verdict(reason=refusal)
-    excluded = query.excluded_by(host)
+    excluded = query.excluded_by(node.state)
     if excluded is not None:
         return _Verdict(reason=excluded[0])
-    if room is None:
-        return _Verdict(reason=NO_HOSTS)
-    traits = set(room.get("traits", ()))
-    required = {t for t in query.required if not t.startswith("!")} | query.root_required
-    forbidden = {t[1:] for t in query.required if t.startswith("!")} | (
-        query.root_forbidden - {prefilters.DISABLED_TRAIT}
-    )
-    if not required <= traits or traits & forbidden:
+    if node.refusal:
+        return _Verdict(reason=node.refusal)
+    if not required <= node.traits or node.traits & forbidden:
         return _Verdict(reason=TRAITS)
-    for host_filter in enabled:
-        if host_filter.host_passes(host, spec) is not None:
+    for host_filter in per_flavor:
+        if host_filter.host_passes(node.state, spec) is not None:
             return _Verdict(reason=host_filter.name)
-    inventories = room.get("inventories", {})
-    usages = room.get("usages", {})
-    free: dict[str, float] = {}
     for rc, amount in query.resources.items():
-        inventory = inventories.get(rc)
-        if (
-            not inventory
-            or amount > inventory["max_unit"]
-            or amount < inventory["min_unit"]
-            or amount % inventory["step_size"]
-        ):
+        room = node.room.get(rc)
+        if room is None or amount > room[2] or amount < room[1] or amount % room[3]:
             return _Verdict(reason=rc)
-        capacity = int((inventory["total"] - inventory["reserved"]) * inventory["allocation_ratio"])
-        free[rc] = capacity - usages.get(rc, 0)
-    return _Verdict(amounts=dict(query.resources), free=free)
+    return _Verdict(amounts=dict(query.resources), node=node)
 
 
 @dataclass
@@ -282,38 +286,44 @@ def count(flavors: Sequence[Flavor], project_id: str | None = None, lose_hosts: 
         rooms = placement.rooms_of_providers(h.node_uuid for h in hosts)
     except PlacementError as failed:
         raise Unavailable(f"Placement could not be read: {failed}") from failed
-    enabled = [
-        f
-        for f in host_filters.enabled_filters(settings.ENABLED_FILTERS)
-        if not isinstance(f, host_filters.NumInstancesFilter)
-    ]
-    counting = _count_filters(host_filters.enabled_filters(settings.ENABLED_FILTERS))
+    enabled = host_filters.enabled_filters(settings.ENABLED_FILTERS)
+    counting = [f for f in enabled if isinstance(f, host_filters.NumInstancesFilter)]
+    once = [f for f in enabled if not f.reads_flavor and f not in counting]
+    per_flavor = [f for f in enabled if f.reads_flavor]
     pools = _Pools.now()
-    unserved = {h.node_uuid for h in hosts if not pools.serves(h)}
-    specs: dict[int, RequestSpec] = {}
     extra_specs: dict[int, dict[str, str]] = defaultdict(dict)
     for flavor_id, key, value in FlavorExtraSpec.objects.filter(flavor__in=[f.pk for f in flavors]).values_list(
         "flavor_id", "key", "value"
     ):
         extra_specs[flavor_id][key] = value
+    specs = {flavor.pk: spec_of(flavor, extra_specs[flavor.pk], project_id) for flavor in flavors}
+    any_spec = next(iter(specs.values()), spec_of(Flavor(name="", flavorid="", vcpus=0, memory_mb=0), {}, project_id))
+    nodes = [_node(host, rooms.get(host.node_uuid), any_spec, once, counting, pools) for host in hosts]
     verdicts: dict[int, dict[str, _Verdict]] = {}
+    base: dict[int, dict[str, tuple[int, str]]] = {}
     for flavor in flavors:
-        spec = specs[flavor.pk] = spec_of(flavor, extra_specs[flavor.pk], project_id)
+        spec = specs[flavor.pk]
         try:
             query: prefilters.PlacementQuery | None = prefilters.build_query(spec, list(aggregates.values()))
         except prefilters.NoValidHostForRequest:
             query = None
+        required = (
+            frozenset(t for t in query.required if not t.startswith("!")) | query.root_required
+            if query
+            else frozenset()
+        )
+        forbidden = (
+            frozenset(t[1:] for t in query.required if t.startswith("!"))
+            | (query.root_forbidden - {prefilters.DISABLED_TRAIT})
+            if query
+            else frozenset()
+        )
         per_node = verdicts[flavor.pk] = {}
-        for host in hosts:
-            verdict = _verdict(host, spec, query, "require_tenant_aggregate", enabled, rooms.get(host.node_uuid))
-            if not verdict.reason and host.node_uuid in unserved:
-                verdict = _Verdict(reason=ADDRESS_FILTER)
-            if not verdict.reason and counting:
-                most, _ = verdict.servers()
-                cap, why = _instance_cap(host, spec, counting, most)
-                if cap < most:
-                    verdict.cap, verdict.cap_reason = cap, why
-            per_node[host.node_uuid] = verdict
+        counts = base[flavor.pk] = {}
+        for node in nodes:
+            verdict = _verdict(node, spec, query, "require_tenant_aggregate", required, forbidden, per_flavor)
+            per_node[node.state.node_uuid] = verdict
+            counts[node.state.node_uuid] = verdict.servers()
     quota_left: dict[int, tuple[int | None, str]] = {}
     for flavor in flavors:
         quota_left[flavor.pk] = (
@@ -348,15 +358,16 @@ def count(flavors: Sequence[Flavor], project_id: str | None = None, lose_hosts: 
                 result.flavors.append(FlavorFigure(flavor.flavorid, flavor.name, 0, LOST if lost_all else NO_HOSTS))
                 continue
             per_node = verdicts[flavor.pk]
-            total = 0
-            stops: Counter[str] = Counter()
-            taking = []
-            for host in nodes:
-                n, stop = per_node[host.node_uuid].servers(extra.get(host.node_uuid), extra_count[host.node_uuid])
-                total += n
-                stops[stop] += 1
-                if n:
-                    taking.append(host)
+            counted = base[flavor.pk]
+            pairs = [
+                per_node[h.node_uuid].servers(extra[h.node_uuid], extra_count[h.node_uuid])
+                if h.node_uuid in extra
+                else counted[h.node_uuid]
+                for h in nodes
+            ]
+            total = sum(n for n, _ in pairs)
+            stops = Counter(stop for _, stop in pairs)
+            taking = [h for h, (n, _) in zip(nodes, pairs, strict=True) if n] if pools.need is not None else []
             limit = _limit_of(stops, list(specs[flavor.pk].flavor.resources()))
             address_cap, address_class = pools.cap(taking)
             if address_cap is not None and address_cap < total:
