@@ -3,6 +3,8 @@ aggregate by extra specs, a tenant-isolated aggregate (with and without the
 project, and its quota), a disabled host, free addresses, lose_hosts; the
 reported number booted for real, then one more refused; bad input."""
 
+import pytest
+
 from aggregates.addressing import services as addressing
 from aggregates.servers.models import Server
 from tests.plugins.cloud import cli_body
@@ -90,17 +92,19 @@ def test_lose_hosts_as_the_headroom_chooses_them(cloud, admin_api, three_hosts):
     assert headroom["lost_hosts"] == z1["lost_hosts"]
 
 
-def test_the_reported_number_boots_and_one_more_is_refused(cloud, admin_api, three_hosts):
-    plain, _ = three_hosts
+@pytest.mark.parametrize("name, expected", [("plain", (8, "VCPU")), ("fast", (4, "VCPU"))])
+def test_the_reported_number_boots_and_one_more_is_refused(cloud, admin_api, three_hosts, name, expected):
+    """plain fills A and B; fast (ssd=true) fills A alone: the scheduler agrees with the count."""
+    flavor = next(f for f in three_hosts if f.name == name)
     image = cloud.image()
-    ((reported, limit),) = figures(capacity(admin_api, "flavor=plain"))["z1"].values()
-    assert (reported, limit) == (8, "VCPU")
-    boot = cli_body(plain, image, name="fill", zone="z1", min_count=reported, max_count=reported)
+    ((reported, limit),) = figures(capacity(admin_api, f"flavor={name}"))["z1"].values()
+    assert (reported, limit) == expected
+    boot = cli_body(flavor, image, name="fill", zone="z1", min_count=reported, max_count=reported)
     assert admin_api.post("/servers", boot, version=V).status_code == 202
     filled = Server.objects.filter(name__startswith="fill")
     assert filled.count() == reported and {s.vm_state for s in filled} == {"active"}
-    assert figures(capacity(admin_api, "flavor=plain"))["z1"] == {"plain": (0, "VCPU")}
-    assert admin_api.post("/servers", cli_body(plain, image, name="one-more", zone="z1"), version=V).status_code == 202
+    assert figures(capacity(admin_api, f"flavor={name}"))["z1"] == {name: (0, "VCPU")}
+    assert admin_api.post("/servers", cli_body(flavor, image, name="one-more", zone="z1"), version=V).status_code == 202
     refused = Server.objects.get(name="one-more")
     assert refused.vm_state == "error" and refused.fault["message"].startswith("No valid host was found.")
 
