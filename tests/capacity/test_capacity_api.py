@@ -3,6 +3,8 @@ aggregate by extra specs, a tenant-isolated aggregate (with and without the
 project, and its quota), a disabled host, free addresses, lose_hosts; the
 reported number booted for real, then one more refused; bad input."""
 
+import threading
+
 import pytest
 
 from aggregates.addressing import services as addressing
@@ -137,3 +139,35 @@ def test_the_same_figures_when_placement_reads_every_provider(cloud, admin_api, 
     before = figures(capacity(admin_api))
     monkeypatch.setattr(allocations, "ROOMS_READ_ALL_ABOVE", 0)
     assert figures(capacity(admin_api)) == before
+
+
+def test_one_read_of_placement_served_to_corral_only_and_the_same_over_http(cloud, admin_api, three_hosts, monkeypatch):
+    """In process, every node's room is one read of a route no HTTP client
+    reaches; another placement is read provider by provider, to the same answer."""
+    from aggregates.placement_client import PlacementClient, session
+    from tests.plugins.api import ApiClient
+
+    sent = []
+    real = PlacementClient.request
+
+    def counted(self, method, path, *args, **kwargs):
+        sent.append(path)
+        return real(self, method, path, *args, **kwargs)
+
+    monkeypatch.setattr(PlacementClient, "request", counted)
+    before = figures(capacity(admin_api))
+    assert sent == ["/_corral/provider_rooms"]
+    response = ApiClient(admin_api.token, prefix="/placement").get("/_corral/provider_rooms?uuids=")
+    assert response.status_code == 404
+
+    sent.clear()
+    original_init = PlacementClient.__init__
+
+    def over_http(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        self.in_process = False  # as for another placement: the public reads, one provider at a time
+
+    monkeypatch.setattr(PlacementClient, "__init__", over_http)
+    monkeypatch.setattr(session, "_local", threading.local())  # this thread's client made afresh
+    assert figures(capacity(admin_api)) == before
+    assert len(sent) == 3 * 3 and "/_corral/provider_rooms" not in sent
