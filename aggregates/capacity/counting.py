@@ -268,7 +268,7 @@ def _groups(hosts: list[HostState], aggregates: dict[int, AggregateInfo]) -> tup
 
 
 def _limit_of(stops: Counter[str], order: Sequence[str]) -> str:
-    """What stops the most hosts (ties: the flavor's classes in order, then by name)."""
+    """What stops the most of the hosts counted (ties: the flavor's classes in order, then by name)."""
     if not stops:
         return NO_HOSTS
     rank = {name: i for i, name in enumerate(order)}
@@ -366,7 +366,10 @@ def count(flavors: Sequence[Flavor], project_id: str | None = None, lose_hosts: 
                 for h in nodes
             ]
             total = sum(n for n, _ in pairs)
-            stops = Counter(stop for _, stop in pairs)
+            # What runs out first on the hosts that may take the flavor; when
+            # none may, what keeps it off the most hosts.
+            open_stops = [stop for h, (_, stop) in zip(nodes, pairs, strict=True) if not per_node[h.node_uuid].reason]
+            stops = Counter(open_stops) if open_stops else Counter(stop for _, stop in pairs)
             taking = [h for h, (n, _) in zip(nodes, pairs, strict=True) if n] if pools.need is not None else []
             limit = _limit_of(stops, list(specs[flavor.pk].flavor.resources()))
             address_cap, address_class = pools.cap(taking)

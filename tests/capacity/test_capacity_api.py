@@ -37,6 +37,13 @@ def test_a_flavor_confined_to_an_aggregate_by_extra_specs(cloud, admin_api, thre
     assert [f["name"] for f in only["capacity"]["flavors"]] == ["fast", "plain"]
 
 
+def test_what_runs_out_first_is_read_on_the_hosts_that_take_the_flavor(cloud, admin_api, three_hosts):
+    """fast may go to A only: in an aggregate of A, B and C it is VCPU that
+    runs out (on A), not the filter that keeps it off B and C."""
+    cloud.aggregate("everything", ["A", "B", "C"])
+    assert figures(capacity(admin_api, "flavor=fast"), "aggregates")["everything"] == {"fast": (4, "VCPU")}
+
+
 def test_memory_runs_out_first_once_servers_use_it(cloud, admin_api, three_hosts):
     plain, _ = three_hosts
     big = cloud.flavor("big", vcpus=1, ram=6144, disk=10)
