@@ -56,3 +56,17 @@ def test_the_task_is_registered_and_scheduled(db):
     app.loader.import_default_modules()
     assert "corral.capacity.sample" in app.tasks
     assert PeriodicTask.objects.filter(task="corral.capacity.sample", enabled=True).exists()
+
+
+def test_the_command_for_cron_without_a_broker(cloud, three_hosts):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("sample_capacity", stdout=out)
+    assert out.getvalue().strip() == "Recorded 5 group(s)."
+    call_command("sample_capacity", stdout=out)
+    assert out.getvalue().strip().endswith("Not due: the last sample is recent.")
+    call_command("sample_capacity", "--force", stdout=out)
+    assert CapacitySample.objects.filter(scope="availability_zone", name="z1").count() == 2
