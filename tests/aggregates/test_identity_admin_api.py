@@ -427,7 +427,7 @@ def test_deleting_a_user_revokes_its_tokens_and_grants(admin_api):
 
 def test_roles_are_listed_and_found_by_name(reader_api):
     roles = reader_api.get(ROLES).json()["roles"]
-    assert sorted(role["name"] for role in roles) == ["admin", "member", "reader"]
+    assert sorted(role["name"] for role in roles) == ["admin", "manager", "member", "reader"]
     member = next(role for role in roles if role["name"] == "member")
     assert member == {
         "id": role_id("member"),
@@ -468,6 +468,19 @@ def test_grant_check_list_and_revoke(admin_api):
     keystone_error(admin_api.delete(path), 404, "Could not find role assignment")
     listed = admin_api.get(f"{PROJECTS}/{project['id']}/users/{user['id']}/roles").json()["roles"]
     assert [role["name"] for role in listed] == ["reader"]
+
+
+def test_keystones_manager_role_is_granted_and_implies_member(admin_api):
+    """Keystone's bootstrap has a manager role; clients (Tempest's dynamic
+    credentials) look it up by name and grant it."""
+    project = create_project(admin_api, "team-a")
+    user = create_user(admin_api, "carol")
+    (manager,) = admin_api.get(f"{ROLES}?name=manager").json()["roles"]
+    assert manager["id"] == role_id("manager")
+    assert admin_api.put(f"{PROJECTS}/{project['id']}/users/{user['id']}/roles/{manager['id']}").status_code == 204
+    response = login("carol", "pw-1", "team-a")
+    assert response.status_code == 201, response.content
+    assert [role["name"] for role in response.json()["token"]["roles"]] == ["manager", "member"]
 
 
 def test_grants_name_existing_things(admin_api):
@@ -560,6 +573,7 @@ def test_effective_role_assignments_add_implied_roles(admin_api, granted):
     response = admin_api.get(f"{ASSIGNMENTS}?user.id={dave['id']}&effective")
     assert triples(response, granted) == [
         ("team-b", "dave", "admin"),
+        ("team-b", "dave", "manager"),
         ("team-b", "dave", "member"),
         ("team-b", "dave", "reader"),
     ]
