@@ -181,7 +181,8 @@ change_password = false
 interface_attach = false
 personality = false
 live_migrate_back_and_forth = false
-block_migration_for_live_migration = false
+# Corral moves no disk: a block migration is a live migration here.
+block_migration_for_live_migration = true
 volume_backed_live_migration = false
 can_migrate_between_any_hosts = true
 attach_encrypted_volume = false
