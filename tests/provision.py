@@ -30,6 +30,8 @@ HAPROXY_PACKAGES = ("haproxy", "liblua5.3-0", "libopentracing-c-wrapper0", "libo
 # hence 4.14.0 here; openstacksdk 4.22.0 itself is tested from the CLI's virtualenv).
 ANSIBLE_PINS = ("ansible==12.3.0", "ansible-core==2.19.14", "openstacksdk==4.14.0")
 KEYSTONE_PINS = ("keystone==30.0.0", "gunicorn==27.0.1")
+# Upstream's API test suite, run against Corral by bench/tempest_api.sh (not by the tests).
+TEMPEST_PINS = ("tempest==47.0.0",)
 
 
 class ProvisionError(RuntimeError):
@@ -150,6 +152,14 @@ def keystone_venv() -> Path:
     if configured:
         return Path(configured)
     return cached_venv("keystone-venv", KEYSTONE_PINS, "keystone-manage")
+
+
+def tempest_venv() -> Path:
+    """A virtualenv with Tempest 47.0.0 (bench/tempest_api.sh)."""
+    configured = os.environ.get("TEMPEST_VENV")
+    if configured:
+        return Path(configured)
+    return cached_venv("tempest-venv", TEMPEST_PINS, "tempest")
 
 
 KEYSTONE_TEMPLATE_CONF = """\

@@ -459,8 +459,10 @@ USER_PROPERTIES: dict[str, Any] = {
     "description": _OPTIONAL_TEXT,
     "options": {"type": "object"},
 }
-USER_CREATE = {"type": "object", "properties": USER_PROPERTIES, "required": ["name"], "additionalProperties": False}
-USER_UPDATE = {"type": "object", "properties": USER_PROPERTIES, "minProperties": 1, "additionalProperties": False}
+# Keystone's user schema allows other attributes (it keeps them as extras):
+# Corral takes them and keeps none (docs/compatibility.md).
+USER_CREATE = {"type": "object", "properties": USER_PROPERTIES, "required": ["name"]}
+USER_UPDATE = {"type": "object", "properties": USER_PROPERTIES, "minProperties": 1}
 
 
 def entity_of(request: Request, key: str, schema: Mapping[str, Any]) -> dict[str, Any]:

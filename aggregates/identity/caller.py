@@ -16,7 +16,15 @@ if TYPE_CHECKING:
 ADMIN = "admin"
 READER = "reader"
 MEMBER = "member"
-ROLE_IMPLIES = {ADMIN: {ADMIN, READER, MEMBER}, READER: {READER, MEMBER}, MEMBER: {MEMBER}}
+MANAGER = "manager"
+# Keystone's defaults have admin imply manager, manager imply member; Corral's
+# reader is a read-only admin (its own implications, docs/compatibility.md).
+ROLE_IMPLIES = {
+    ADMIN: {ADMIN, MANAGER, READER, MEMBER},
+    MANAGER: {MANAGER, MEMBER},
+    READER: {READER, MEMBER},
+    MEMBER: {MEMBER},
+}
 
 
 def expand_roles(role_names: Iterable[str]) -> frozenset[str]:

@@ -32,7 +32,10 @@ class RoleAssignment(models.Model):
     ADMIN = "admin"
     READER = "reader"
     MEMBER = "member"
-    ROLES = [(ADMIN, "admin"), (READER, "reader"), (MEMBER, "member")]
+    # Keystone's bootstrap roles: a project's manager may do what Nova's
+    # project_manager_or_admin rules give (moves without a host).
+    MANAGER = "manager"
+    ROLES = [(ADMIN, "admin"), (READER, "reader"), (MEMBER, "member"), (MANAGER, "manager")]
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="role_assignments")
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="role_assignments")

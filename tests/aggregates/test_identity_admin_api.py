@@ -319,7 +319,6 @@ def test_a_user_without_a_password_cannot_log_in(admin_api):
         ),
         ({"user": {"name": "u", "domain_id": "other"}}, 404, "Could not find domain: other."),
         ({"user": {"name": "u", "options": {"lock_password": True}}}, 400, "Invalid input for field 'user/options'"),
-        ({"user": {"name": "u", "favourite": "tea"}}, 400, "'favourite'"),
         ({"user": {"password": "pw"}}, 400, "'name' is a required property"),
         ({"name": "u"}, 400, "Expecting to find user in request body."),
     ],
@@ -329,6 +328,18 @@ def test_bad_user_input_is_refused_and_changes_nothing(admin_api, body, status, 
     before = get_user_model().objects.count()
     keystone_error(admin_api.post(USERS, body), status, message)
     assert get_user_model().objects.count() == before
+
+
+def test_extra_user_attributes_are_taken_as_keystone_takes_them(admin_api):
+    """Keystone's user schema allows other attributes (Tempest sends
+    ``project_id`` with every user it creates); Corral takes them and keeps
+    none (docs/compatibility.md)."""
+    project = create_project(admin_api, "team-a")
+    user = create_user(admin_api, "carol", project_id=project["id"], email="carol@example.test")
+    assert "project_id" not in user and user["email"] == "carol@example.test"
+    response = admin_api.patch(f"{USERS}/{user['id']}", {"user": {"favourite": "tea", "description": "C"}})
+    assert response.status_code == 200, response.content
+    assert response.json()["user"] == {**user, "description": "C"}
 
 
 def test_passwords_are_never_echoed(admin_api):
@@ -427,7 +438,7 @@ def test_deleting_a_user_revokes_its_tokens_and_grants(admin_api):
 
 def test_roles_are_listed_and_found_by_name(reader_api):
     roles = reader_api.get(ROLES).json()["roles"]
-    assert sorted(role["name"] for role in roles) == ["admin", "member", "reader"]
+    assert sorted(role["name"] for role in roles) == ["admin", "manager", "member", "reader"]
     member = next(role for role in roles if role["name"] == "member")
     assert member == {
         "id": role_id("member"),
@@ -468,6 +479,19 @@ def test_grant_check_list_and_revoke(admin_api):
     keystone_error(admin_api.delete(path), 404, "Could not find role assignment")
     listed = admin_api.get(f"{PROJECTS}/{project['id']}/users/{user['id']}/roles").json()["roles"]
     assert [role["name"] for role in listed] == ["reader"]
+
+
+def test_keystones_manager_role_is_granted_and_implies_member(admin_api):
+    """Keystone's bootstrap has a manager role; clients (Tempest's dynamic
+    credentials) look it up by name and grant it."""
+    project = create_project(admin_api, "team-a")
+    user = create_user(admin_api, "carol")
+    (manager,) = admin_api.get(f"{ROLES}?name=manager").json()["roles"]
+    assert manager["id"] == role_id("manager")
+    assert admin_api.put(f"{PROJECTS}/{project['id']}/users/{user['id']}/roles/{manager['id']}").status_code == 204
+    response = login("carol", "pw-1", "team-a")
+    assert response.status_code == 201, response.content
+    assert [role["name"] for role in response.json()["token"]["roles"]] == ["manager", "member"]
 
 
 def test_grants_name_existing_things(admin_api):
@@ -560,6 +584,7 @@ def test_effective_role_assignments_add_implied_roles(admin_api, granted):
     response = admin_api.get(f"{ASSIGNMENTS}?user.id={dave['id']}&effective")
     assert triples(response, granted) == [
         ("team-b", "dave", "admin"),
+        ("team-b", "dave", "manager"),
         ("team-b", "dave", "member"),
         ("team-b", "dave", "reader"),
     ]

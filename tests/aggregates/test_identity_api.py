@@ -144,7 +144,7 @@ def test_password_login_scoped_by_names(alice):
     assert HEX32.match(body["user"]["id"])
     assert body["user"]["domain"] == {"id": "default", "name": "Default"}
     assert body["project"] == {"id": project.id, "name": "demo", "domain": {"id": "default", "name": "Default"}}
-    assert sorted(role["name"] for role in body["roles"]) == ["admin", "member", "reader"]
+    assert sorted(role["name"] for role in body["roles"]) == ["admin", "manager", "member", "reader"]
     assert all(HEX32.match(role["id"]) for role in body["roles"])
     assert KEYSTONE_TIME.match(body["issued_at"]) and KEYSTONE_TIME.match(body["expires_at"])
     # The token works on the compute API.

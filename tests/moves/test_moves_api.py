@@ -9,6 +9,7 @@ from aggregates.moves.models import ServerMigration
 from aggregates.scheduling import services as scheduling
 from aggregates.scheduling.models import SchedulingDecision
 from aggregates.servers.models import Server
+from tests.plugins.api import ApiClient
 
 from .conftest import ZERO, act, boot, fault, force_down, shown, usages
 
@@ -113,6 +114,20 @@ def test_cold_migration_holds_the_source_until_confirmed(two_hosts, cloud, admin
         "conflictingRequest",
         f"Cannot 'confirmResize' instance {server.uuid} while it is in vm_state active",
     )
+
+
+def test_a_projects_manager_moves_its_servers_without_naming_a_host(two_hosts, token_for, admin_api):
+    """Keystone's manager role (granted through the identity API, as Tempest's
+    dynamic credentials do): Nova's project_manager_or_admin moves; a member's is a 403."""
+    nodes, flavor, image = two_hosts
+    manager_api, member_api = ApiClient(token_for("manager")), ApiClient(token_for("member"))
+    server = boot(manager_api, flavor, image)
+    status, name, _ = fault(act(member_api, server, {"migrate": None}))
+    assert (status, name) == (403, "forbidden")
+    response = act(manager_api, server, {"migrate": None})
+    assert response.status_code == 202, response.content
+    assert shown(admin_api, server)["status"] == "VERIFY_RESIZE"
+    assert act(manager_api, server, {"confirmResize": None}).status_code == 204
 
 
 def test_cold_migration_to_a_named_host_at_2_56(cloud, admin_api):
