@@ -42,8 +42,11 @@ def start_demo(tmp_path):
     def start(addr, port):
         process = processes.start("serve_demo", str(VENV_BIN / "python"), "manage.py", "serve_demo", addr)
         url = f"http://127.0.0.1:{port}"
-        wait_until(lambda: requests.get(url + "/compute/", timeout=2).status_code == 200, 180, "serve_demo")
-        return process, url, tmp_path / "serve_demo.log"
+        log = tmp_path / "serve_demo.log"
+        wait_until(lambda: "Corral is running at" in log.read_text(), 180, "serve_demo's ready line")
+        # Ready when it says so: a script that reads the line may call at once.
+        assert requests.get(url + "/healthcheck", timeout=10).text == "OK"
+        return process, url, log
 
     try:
         yield start

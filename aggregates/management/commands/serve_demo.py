@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -25,6 +26,7 @@ PORTS_TRIED = 20  # with the default address: 8000, then the next free port up t
 # two workers unless WEB_CONCURRENCY says otherwise (SQLite, one machine).
 GUNICORN_CONF = Path(settings.BASE_DIR) / "config" / "gunicorn.conf.py"
 DEMO_WEB_CONCURRENCY = "2"
+READY_SECONDS = 120  # for gunicorn to answer its health check (a loaded machine may take tens of seconds)
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
 
 # Seconds before the first drain (the server is starting) and between drains.
@@ -90,6 +92,7 @@ class Command(BaseCommand):
         with outbox.left_to_the_drain():  # placement is not served yet: the drain thread applies the rows
             call_command("seed_demo", verbosity=0)
         server = self._serve(addr, demo_settings)
+        self._wait_until_serving(server, addr)
         thread = threading.Thread(target=self._agents, args=(heartbeat_interval,), daemon=True)
         thread.start()
         url = f"http://{addr}/"
@@ -118,6 +121,31 @@ class Command(BaseCommand):
         # process only, which stops gunicorn with one SIGTERM (its workers
         # would otherwise get the SIGINT too, on top of their master's signal).
         return subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, process_group=0, preexec_fn=_die_with_parent)
+
+    @staticmethod
+    def _wait_until_serving(server: "subprocess.Popen[bytes]", addr: str) -> None:
+        """Return once gunicorn answers its health check on ``addr`` (so the
+        "Corral is running" line is true when printed: a script reading it may
+        call at once); raise if gunicorn exits or never answers."""
+        host, _, port = addr.rpartition(":")
+        if host.strip("[]") in ("0.0.0.0", "::"):
+            host = "127.0.0.1" if host == "0.0.0.0" else "[::1]"
+        url = f"http://{host}:{port}/healthcheck"
+        deadline = time.monotonic() + READY_SECONDS
+        while time.monotonic() < deadline:
+            if server.poll() is not None:
+                raise CommandError(
+                    f"The web server (gunicorn) stopped with exit code {server.returncode}; its log is above."
+                )
+            try:
+                with urllib.request.urlopen(url, timeout=2) as answer:
+                    if answer.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        server.terminate()
+        raise CommandError(f"The web server (gunicorn) did not answer {url} within {READY_SECONDS} s.")
 
     def _wait(self, server: "subprocess.Popen[bytes]") -> None:
         """Serve until SIGTERM or SIGINT (Ctrl-C), then stop gunicorn (it lets
