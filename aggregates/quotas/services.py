@@ -136,14 +136,21 @@ def defaults() -> dict[str, int]:
     return class_limits(DEFAULT_CLASS)
 
 
-def _project_rows(project_id: str) -> dict[str, int]:
-    rows = ProjectQuota.objects.filter(project_id=project_id, user_id="")
-    return _rows(rows.values_list("resource", "hard_limit"))
-
-
 def _user_rows(project_id: str, user_id: str) -> dict[str, int]:
     rows = ProjectQuota.objects.filter(project_id=project_id, user_id=user_id)
     return _rows(rows.values_list("resource", "hard_limit"))
+
+
+def _limits_and_own(project_id: str, user_id: str | None) -> tuple[dict[str, int], dict[str, int]]:
+    """The project's limits in force, and the user's own rows (empty without
+    ``user_id``): the project's and the user's rows read in one query."""
+    scopes = ["", user_id] if user_id else [""]
+    rows = ProjectQuota.objects.filter(project_id=project_id, user_id__in=scopes)
+    project: list[tuple[str, int]] = []
+    own: list[tuple[str, int]] = []
+    for resource, limit, scope in rows.values_list("resource", "hard_limit", "user_id"):
+        (own if scope else project).append((resource, limit))
+    return {**defaults(), **_rows(project)}, _rows(own)
 
 
 def limits(project_id: str, user_id: str | None = None) -> dict[str, int]:
@@ -151,10 +158,8 @@ def limits(project_id: str, user_id: str | None = None) -> dict[str, int]:
     over the defaults."""
     if not enforced():
         return dict.fromkeys(RESOURCES, UNLIMITED)
-    found = {**defaults(), **_project_rows(project_id)}
-    if user_id:
-        found.update(_user_rows(project_id, user_id))
-    return found
+    project, own = _limits_and_own(project_id, user_id)
+    return {**project, **own}
 
 
 # --- usage -----------------------------------------------------------------------
@@ -408,15 +413,16 @@ def _over(
     deltas: Mapping[str, int],
     used: Mapping[str, int] | None,
     user_used: Mapping[str, int] | None,
+    serialized: bool = False,
 ) -> Over | None:
     """Nova's check_deltas: usage plus delta against the project's limit,
     and against the user's where the user has a limit of its own."""
-    project_limits = limits(project_id)
-    own = _user_rows(project_id, user_id) if user_id else {}
+    project_limits, own = _limits_and_own(project_id, user_id)
     wanted = [resource for resource, delta in deltas.items() if delta >= 0]
     if all(_unlimited(project_limits[r]) and _unlimited(own.get(r, UNLIMITED)) for r in wanted):
         return None
-    _lock(project_id)
+    if not serialized:
+        _lock(project_id)
     counted_project = dict(used or {})
     if any(resource in SERVER_RESOURCES for resource in deltas):
         counted_project = {**_server_counts(project_id), **counted_project}
@@ -459,6 +465,8 @@ def check(
     deltas: Mapping[str, int],
     used: Mapping[str, int] | None = None,
     user_used: Mapping[str, int] | None = None,
+    *,
+    serialized: bool = False,
 ) -> None:
     """Inside the caller's transaction, before it writes: refuse (403,
     ``QuotaExceeded``) when adding ``deltas`` (resource -> how many more)
@@ -466,13 +474,18 @@ def check(
     over a limit. instances, cores and ram are counted from the servers;
     any other resource's current count is the caller's ``used`` (the
     project's) and ``user_used`` (the user's, when it differs). Locks the
-    project's quota row until the transaction ends."""
+    project's quota row until the transaction ends, unless ``serialized``:
+    the caller holds a lock that already serializes every change of what
+    ``deltas`` count (a group's row for its members), and counts no server
+    resource."""
     unknown = sorted(set(deltas) - set(RESOURCE_SETTINGS))
     if unknown:
         raise ValueError(f"Unknown quota resources {unknown}.")
     if not enforced():
         return
-    over = _over(project_id, user_id, deltas, used, user_used)
+    if serialized and any(resource in SERVER_RESOURCES for resource in deltas):
+        raise ValueError("Server resources are counted under the project's lock.")
+    over = _over(project_id, user_id, deltas, used, user_used, serialized)
     if over is None:
         return
     named = [MESSAGES[resource] for resource in over.overs if resource in MESSAGES]
@@ -496,7 +509,7 @@ def _too_many(over: Over, requested: Mapping[str, str]) -> str:
 def check_metadata_items(project_id: str, count: int) -> None:
     """A server's (or image's) metadata of ``count`` items against the
     project's metadata_items limit (403 in Nova's words)."""
-    if not enforced():
+    if not enforced() or count == 0:  # no items: within any limit, nothing to read
         return
     limit = limits(project_id)["metadata_items"]
     if not _unlimited(limit) and count > limit:

@@ -14,6 +14,7 @@ refused there is the next host's turn, as after a lost claim."""
 from collections.abc import Iterable
 
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 
 from aggregates.scheduling import filters
 from aggregates.scheduling.request import GroupSpec
@@ -30,20 +31,21 @@ def _members_by_host(group: ServerGroup, leaving: Iterable[str] = ()) -> dict[st
     """Where ``group``'s members are: each member's host, and the host it
     was admitted to while its boot or move is in progress; deleted servers
     and the servers ``leaving`` (being scheduled) left out."""
-    admitted = {str(u): h for u, h in ServerGroupMember.objects.filter(group=group).values_list("server_uuid", "host")}
     skip = set(leaving)
     found: dict[str, set[str]] = {}
-    rows = (
-        Server.objects.filter(uuid__in=list(admitted), deleted_at__isnull=True)
+    members = ServerGroupMember.objects.filter(group=group).order_by()
+    admitted = members.filter(server_uuid=OuterRef("uuid")).values("host")[:1]
+    rows = (  # one query: the members' servers, each with the host it was admitted to
+        Server.objects.filter(uuid__in=Subquery(members.values("server_uuid")), deleted_at__isnull=True)
         .exclude(vm_state=Server.DELETED)
-        .values_list("uuid", "host", "task_state")
+        .annotate(admitted=Subquery(admitted))
+        .values_list("uuid", "host", "task_state", "admitted")
     )
-    for server_uuid, host, task_state in rows:
+    for server_uuid, host, task_state, being_placed in rows:
         member = str(server_uuid)
         if member in skip:
             continue
         hosts = {host} if host else set()
-        being_placed = admitted.get(member)
         if task_state is not None and being_placed:
             hosts.add(being_placed)  # being built or moved there
         for name in hosts:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Subquery
 
 from aggregates.audit import services as events
 from aggregates.errors import Forbidden, Invalid, NotFound
@@ -42,12 +42,14 @@ def groups_of_project(project_id: str) -> int:
 def check_member_quota(group: ServerGroup, user_id: str, adding: int) -> None:
     """The server_group_members quota of a boot into ``group`` (Nova's
     default 10 a group: 403 "Quota exceeded, too many servers in group"),
-    inside the boot's transaction with the group's row locked."""
+    inside the boot's transaction with the group's row locked (that lock
+    serializes the group's members: the project's is not needed)."""
     quotas.check(
         group.project_id,
         user_id or None,
         {"server_group_members": adding},
         used={"server_group_members": members_of(group)},
+        serialized=True,
     )
 
 
@@ -59,8 +61,9 @@ def count_groups(project_id: str, user_id: str | None = None) -> int:
 
 def members_of(group: ServerGroup) -> int:
     """The server_group_members quota's usage: the group's servers not deleted."""
-    uuids = [str(u) for u in ServerGroupMember.objects.filter(group=group).values_list("server_uuid", flat=True)]
-    return len(_not_deleted(uuids))
+    members = ServerGroupMember.objects.filter(group=group).order_by().values("server_uuid")
+    alive = Server.objects.filter(uuid__in=Subquery(members), deleted_at__isnull=True).exclude(vm_state=Server.DELETED)
+    return alive.count()  # one query
 
 
 @dataclass
