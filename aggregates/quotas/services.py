@@ -393,8 +393,13 @@ def update_class(caller: Caller, class_name: str, values: Mapping[str, Any]) -> 
 def _lock(project_id: str) -> None:
     """Lock the project's quota row (made on first use) for the rest of the
     transaction: every check of the project queues behind this one."""
-    ProjectQuotaLock.objects.bulk_create([ProjectQuotaLock(project_id=project_id)], ignore_conflicts=True)
-    list(ProjectQuotaLock.objects.select_for_update().filter(pk=project_id).values_list("pk"))
+
+    def locked() -> bool:
+        return bool(list(ProjectQuotaLock.objects.select_for_update().filter(pk=project_id).values_list("pk")))
+
+    if not locked():  # the project's first check: its row is made (once, whoever races), then locked
+        ProjectQuotaLock.objects.bulk_create([ProjectQuotaLock(project_id=project_id)], ignore_conflicts=True)
+        locked()
 
 
 @dataclass
@@ -413,7 +418,6 @@ def _over(
     deltas: Mapping[str, int],
     used: Mapping[str, int] | None,
     user_used: Mapping[str, int] | None,
-    serialized: bool = False,
 ) -> Over | None:
     """Nova's check_deltas: usage plus delta against the project's limit,
     and against the user's where the user has a limit of its own."""
@@ -421,8 +425,7 @@ def _over(
     wanted = [resource for resource, delta in deltas.items() if delta >= 0]
     if all(_unlimited(project_limits[r]) and _unlimited(own.get(r, UNLIMITED)) for r in wanted):
         return None
-    if not serialized:
-        _lock(project_id)
+    _lock(project_id)
     counted_project = dict(used or {})
     if any(resource in SERVER_RESOURCES for resource in deltas):
         counted_project = {**_server_counts(project_id), **counted_project}
@@ -465,8 +468,6 @@ def check(
     deltas: Mapping[str, int],
     used: Mapping[str, int] | None = None,
     user_used: Mapping[str, int] | None = None,
-    *,
-    serialized: bool = False,
 ) -> None:
     """Inside the caller's transaction, before it writes: refuse (403,
     ``QuotaExceeded``) when adding ``deltas`` (resource -> how many more)
@@ -474,18 +475,13 @@ def check(
     over a limit. instances, cores and ram are counted from the servers;
     any other resource's current count is the caller's ``used`` (the
     project's) and ``user_used`` (the user's, when it differs). Locks the
-    project's quota row until the transaction ends, unless ``serialized``:
-    the caller holds a lock that already serializes every change of what
-    ``deltas`` count (a group's row for its members), and counts no server
-    resource."""
+    project's quota row until the transaction ends."""
     unknown = sorted(set(deltas) - set(RESOURCE_SETTINGS))
     if unknown:
         raise ValueError(f"Unknown quota resources {unknown}.")
     if not enforced():
         return
-    if serialized and any(resource in SERVER_RESOURCES for resource in deltas):
-        raise ValueError("Server resources are counted under the project's lock.")
-    over = _over(project_id, user_id, deltas, used, user_used, serialized)
+    over = _over(project_id, user_id, deltas, used, user_used)
     if over is None:
         return
     named = [MESSAGES[resource] for resource in over.overs if resource in MESSAGES]
@@ -516,18 +512,37 @@ def check_metadata_items(project_id: str, count: int) -> None:
         raise QuotaExceeded(f"Maximum number of metadata items exceeds {limit}", ["metadata_items"], field="metadata")
 
 
-def check_boot(project_id: str, user_id: str | None, vcpus: int, ram: int, min_count: int, max_count: int) -> int:
+def check_boot(
+    project_id: str,
+    user_id: str | None,
+    vcpus: int,
+    ram: int,
+    min_count: int,
+    max_count: int,
+    group_members: int | None = None,
+) -> int:
     """Nova's check_num_instances_quota, inside the boot's transaction
     (before its rows are written): how many of min_count..max_count servers
     of a flavor with ``vcpus`` and ``ram`` fit in the quota (the most that
     do), else 403 "Quota exceeded for instances: Requested 1, but already
-    used 10 of 10 instances"."""
+    used 10 of 10 instances". With ``group_members`` (the members of the
+    boot's server group now, its row locked by the caller), the same check
+    also counts the servers into the server_group_members quota, as Nova
+    checks it after the instances (403 "Quota exceeded, too many servers
+    in group"): one read of the limits, one lock."""
     if not enforced():
         return max_count
     deltas = {"instances": max_count, "cores": max_count * vcpus, "ram": max_count * ram}
-    over = _over(project_id, user_id, deltas, None, None)
+    used = None
+    if group_members is not None:
+        deltas["server_group_members"] = max_count
+        used = {"server_group_members": group_members}
+    over = _over(project_id, user_id, deltas, used, None)
     if over is None:
         return max_count
+    if not set(over.overs) & set(SERVER_RESOURCES):  # the servers fit; the group's members do not
+        raise QuotaExceeded(MESSAGES["server_group_members"], over.overs)
+    over.overs = [resource for resource in over.overs if resource in SERVER_RESOURCES]
     # Nova's headroom: how many more of the flavor each limited resource takes
     # (an unlimited cores or ram follows the instances).
     allowed = max_count
@@ -535,7 +550,7 @@ def check_boot(project_id: str, user_id: str | None, vcpus: int, ram: int, min_c
         if each and not _unlimited(over.limits[resource]):
             allowed = min(allowed, (over.limits[resource] - over.used[resource]) // each)
     if min_count <= allowed < max_count:
-        return check_boot(project_id, user_id, vcpus, ram, min_count, allowed)
+        return check_boot(project_id, user_id, vcpus, ram, min_count, allowed, group_members)
     instances = str(min_count) if min_count == max_count else f"{min_count}-{max_count}"
     requested = {"instances": instances, "cores": str(deltas["cores"]), "ram": str(deltas["ram"])}
     raise QuotaExceeded(_too_many(over, requested), over.overs)
