@@ -155,8 +155,8 @@ def main():
             "worker", str(VENV_BIN / "celery"), "-A", "config", "worker", "--pool", "solo", "-l", "warning"
         )
         rows = []
-        for nodes in args.nodes:
-            round_dir = workdir / f"nodes-{nodes}"
+        for number, nodes in enumerate(args.nodes, 1):
+            round_dir = workdir / f"round-{number}-nodes-{nodes}"
             round_dir.mkdir()
             processes = Processes(round_dir, env)
             cluster = Cluster(processes, nodes, web_concurrency=args.web_concurrency)

@@ -18,18 +18,27 @@ realistic the same way over HTTP:
   with 16 VGPU;
 - both databases ANALYZEd (PostgreSQL; ``ANALYZE`` on SQLite too).
 
-Then, for each round, A then B (A, B, A, B...: the same machine state for
-both sides): the query phase alone; the query phase and the claim phase
-(claims, hot-spot claims, aggregate updates, with placement_load's
-overcommit and lost-update checks) while --report-clients threads replay
-nova-compute's periodic reads (each provider's inventories, allocations,
-aggregates and traits, provider after provider) as fast as this machine
-lets them, capped at --report-rate requests/s (a real region sends
-4 x N / 60 a second: about 667/s at 10,000 providers; the rate reached is
-recorded). Every figure carries the 1-minute load average read before it.
+Then every query round runs before any claim, as ``compare.py`` does, so
+that every round's queries, on every side, see identical data: for each
+round, each side in turn (A, B, A, B...): the query phase alone, then the
+query phase again while --report-clients threads replay nova-compute's
+periodic reads (each provider's inventories, allocations, aggregates and
+traits, provider after provider) as fast as this machine lets them, capped
+at --report-rate requests/s (a real region sends 4 x N / 60 a second:
+about 667/s at 10,000 providers; the rate reached is recorded). Then, for
+each round, each side in turn: the claim phase (claims, hot-spot claims,
+aggregate updates, with placement_load's overcommit and lost-update
+checks) under the same background reads. Every figure carries the
+1-minute load average read before it.
+
+Sides (--sides): ``upstream``, ``corral`` (this tree) or ``corral@PATH``
+(Corral from another checkout, e.g. the code before a change: old code
+against new code on identical data). More than two sides run in turn
+(A, B, C, A, B, C...) and are compared with the first.
 
 Output: a table per metric (p50 for queries, rates for writes) with the
-median of each side over rounds and B/A, plus everything in --json.
+median of each side over rounds and each side over the first, plus
+everything in --json.
 """
 
 import argparse
@@ -289,7 +298,7 @@ class Reports:
 
 def figures(query, claim=None):
     out = {}
-    for metric in QUERY_METRICS:
+    for metric in QUERY_METRICS if query else ():
         entry = query["query"][metric]
         out[metric] = entry.get("p50_ms", entry.get("p50"))
         out[metric + "_results"] = entry.get("result_count_median")
@@ -301,7 +310,8 @@ def figures(query, claim=None):
     return out
 
 
-def one_round(side, args, r, nodes, outdir):
+def query_round(side, args, r, nodes, outdir):
+    """The query phase alone, then under the background reports."""
     result = {"load_before_quiet": load1()}
     quiet, _ = placement_load(side, args, "query", outdir / f"{side.name}-r{r}-quiet.json", args.load_arg)
     result["quiet"] = figures(quiet)
@@ -310,26 +320,44 @@ def one_round(side, args, r, nodes, outdir):
     reports.start()
     try:
         loaded, _ = placement_load(side, args, "query", outdir / f"{side.name}-r{r}-loaded.json", args.load_arg)
+    finally:
+        result["reports"] = reports.finish()
+    result["loaded"] = figures(loaded)
+    return result
+
+
+def claim_round(side, args, r, nodes, outdir):
+    """The claim phase (claims, hot-spot claims, aggregate updates) under
+    the background reports."""
+    result = {"load_before_claims": load1()}
+    reports = Reports(side, nodes, args)
+    reports.start()
+    try:
         claim, code = placement_load(
             side, args, "claim", outdir / f"{side.name}-r{r}-claim.json", [*args.load_arg, "--round", str(r)]
         )
     finally:
-        result["reports"] = reports.finish()
-    result["loaded"] = figures(loaded, claim)
+        result["claim_reports"] = reports.finish()
+    result["claims"] = figures(None, claim)
     result["claim_exit"] = code
     result["load_after"] = load1()
     return result
 
 
-def summary(results, a, b):
+def summary(results, a, others):
+    """Per metric: every side's figure per round and each other side's
+    median over the first side's (``a``)."""
     rows = []
     keys = [("quiet", m) for m in QUERY_METRICS] + [("loaded", m) for m in QUERY_METRICS]
-    keys += [("loaded", "claims_per_s"), ("loaded", "agg_updates_per_s")]
+    keys += [("claims", "claims_per_s"), ("claims", "agg_updates_per_s")]
     for mode, metric in keys:
-        va = [r[mode][metric] for r in results[a]]
-        vb = [r[mode][metric] for r in results[b]]
-        ma, mb = statistics.median(va), statistics.median(vb)
-        rows.append({"mode": mode, "metric": metric, a: va, b: vb, "ratio_b_over_a": round(mb / ma, 3) if ma else None})
+        row = {"mode": mode, "metric": metric}
+        for name in (a, *others):
+            row[name] = [r[mode][metric] for r in results[name]]
+        ma = statistics.median(row[a])
+        for name in others:
+            row[f"{name}_over_{a}"] = round(statistics.median(row[name]) / ma, 3) if ma else None
+        rows.append(row)
     return rows
 
 
@@ -347,7 +375,16 @@ def main():
     parser.add_argument("--json", type=Path)
     parser.add_argument("--upstream-venv", default=str(ROOT.parent / "main/var/upstream-placement-venv"))
     parser.add_argument("--python", default=sys.executable, help="the Python of Corral's venv")
-    parser.add_argument("--sides", default="upstream,corral", help="A,B: upstream and/or corral (corral,corral: noise)")
+    parser.add_argument(
+        "--sides", default="upstream,corral", help="A,B[,C]: upstream, corral, corral@PATH (corral,corral: noise)"
+    )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep a side's cloud built by an earlier run in the same --workdir (--rounds 0 builds only); "
+        "only a cloud no claim round has changed: claims change each side's data differently",
+    )
+    parser.add_argument("--port-base", type=int, default=28400, help="the sides listen on this port and the next")
     parser.add_argument("--pg-prefix", default="realistic", help="database names: <prefix>_<side>_<n>")
     parser.add_argument(
         "--load-arg", action="append", default=[], help="passed to placement_load.py (e.g. --load-arg=--reps=10)"
@@ -360,10 +397,14 @@ def main():
     args.workdir.mkdir(parents=True, exist_ok=True)
     names = args.sides.split(",")
     sides = []
-    for index, name in enumerate(names):
-        label = f"{name}{index}" if names.count(name) > 1 else name
+    for index, spec in enumerate(names):
+        name, _, tree = spec.partition("@")
+        root = Path(tree).resolve() if tree else ROOT
+        label = f"{name}-{root.name}" if tree else name
+        if names.count(spec) > 1:
+            label = f"{name}{index}"
         workdir = args.workdir / label
-        db = f"{args.pg_prefix}_{label}_{args.providers}"
+        db = f"{args.pg_prefix}_{label}_{args.providers}".replace("-", "_").replace(".", "_")
         if name == "upstream":
             url = "sqlite" if args.db == "sqlite" else f"postgresql+psycopg2://postgres@127.0.0.1/{db}"
             env = f"VENV={args.upstream_venv}"
@@ -371,14 +412,19 @@ def main():
             start = f"{env} ./upstream_placement.sh start {{workdir}} {{port}}"
         else:
             url = "sqlite" if args.db == "sqlite" else f"postgres://postgres@127.0.0.1:5432/{db}"
-            env = f"PYTHON={args.python} PYTHONPATH={ROOT}"
-            setup = f"{env} {ROOT}/bench/corral_placement.sh setup {{workdir}} {url}"
-            start = f"{env} {ROOT}/bench/corral_placement.sh start {{workdir}} {{port}}"
-        sides.append(Side(label, setup, start, 28400 + index, workdir))
+            env = f"PYTHON={args.python} PYTHONPATH={root}"
+            setup = f"{env} {root}/bench/corral_placement.sh setup {{workdir}} {url}"
+            start = f"{env} {root}/bench/corral_placement.sh start {{workdir}} {{port}}"
+        sides.append(Side(label, setup, start, args.port_base + index, workdir))
     output = {"meta": {"providers": args.providers, "aggregates": args.aggregates, "db": args.db, "args": vars(args)}}
     output["meta"]["args"] = {k: str(v) for k, v in vars(args).items()}
     try:
         for side in sides:
+            built = side.workdir / "built.json"
+            if args.reuse and built.exists():
+                log(f"{side.name}: reusing the cloud built before")
+                output.setdefault("build", {})[side.name] = json.loads(built.read_text())
+                continue
             side.setup()
             side.start()
             log(f"{side.name}: build (load {load1()})")
@@ -387,31 +433,41 @@ def main():
             output.setdefault("realistic", {})[side.name] = realistic(side, args)
             analyze(side, args)
             side.stop()
+            built.write_text(json.dumps(output["build"][side.name]))
         nodes = {}
         results = {side.name: [] for side in sides}
+        # Every query round before any claim: the queries of every round and
+        # side see the same data (the claims change it).
         for r in range(args.rounds):
             for side in sides:
                 side.start()
                 if side.name not in nodes:
                     nodes[side.name] = [p["uuid"] for p in compute_nodes(requests.Session(), side.url)]
-                log(f"round {r} {side.name} (load {load1()})")
-                results[side.name].append(one_round(side, args, r, nodes[side.name], args.workdir))
+                log(f"round {r} {side.name}: queries (load {load1()})")
+                results[side.name].append(query_round(side, args, r, nodes[side.name], args.workdir))
                 side.stop()
                 log(f"round {r} {side.name}: {json.dumps(results[side.name][-1])}")
+        for r in range(args.rounds):
+            for side in sides:
+                side.start()
+                log(f"round {r} {side.name}: claims (load {load1()})")
+                results[side.name][r].update(claim_round(side, args, r, nodes[side.name], args.workdir))
+                side.stop()
+                log(f"round {r} {side.name}: {json.dumps(results[side.name][r]['claims'])}")
         output["rounds"] = results
-        if len(sides) == 2:
-            output["summary"] = summary(results, sides[0].name, sides[1].name)
+        if len(sides) >= 2:
+            first, others = sides[0].name, [side.name for side in sides[1:]]
+            output["summary"] = summary(results, first, others)
             for row in output["summary"]:
-                print(
-                    f"{row['mode']:7} {row['metric']:20} {sides[0].name}={row[sides[0].name]} "
-                    f"{sides[1].name}={row[sides[1].name]} B/A={row['ratio_b_over_a']}"
-                )
+                ratios = " ".join(f"{name}/{first}={row[f'{name}_over_{first}']}" for name in others)
+                values = " ".join(f"{side.name}={row[side.name]}" for side in sides)
+                print(f"{row['mode']:7} {row['metric']:20} {values} {ratios}")
     finally:
         for side in sides:
             side.stop()
         if args.json:
             args.json.write_text(json.dumps(output, indent=1))
-    bad = [name for name, rounds in output.get("rounds", {}).items() if any(not r["loaded"]["correct"] for r in rounds)]
+    bad = [name for name, rounds in output.get("rounds", {}).items() if any(not r["claims"]["correct"] for r in rounds)]
     if bad:
         print(f"CORRECTNESS FAILED on {bad}")
         return 3

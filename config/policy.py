@@ -106,11 +106,26 @@ COMPUTE_RULES: dict[str, str] = {
     "corral:os-hosts:maintenance": ADMIN,
     "corral:os-maintenance-jobs": ADMIN,
     "corral:os-capacity-headroom": ADMIN,
+    "corral:os-capacity": ADMIN,
     # Servers: a project's members create, update and delete its servers (the
     # services keep each caller to its own project's servers, admins to all).
     "os_compute_api:servers:create": PROJECT_MEMBER_OR_ADMIN,
     "os_compute_api:servers:update": PROJECT_MEMBER_OR_ADMIN,
     "os_compute_api:servers:delete": PROJECT_MEMBER_OR_ADMIN,
+    # Nova's: every project's servers in a list, a host or node named at
+    # create, os-resetState are the admin's.
+    "os_compute_api:servers:index:get_all_tenants": ADMIN,
+    "os_compute_api:servers:detail:get_all_tenants": ADMIN,
+    "os_compute_api:servers:create:forced_host": ADMIN,
+    "compute:servers:create:requested_destination": ADMIN,
+    "os_compute_api:os-admin-actions:reset_state": ADMIN,
+    # Usage: Nova's defaults are the admin (list, audit log) and a project's
+    # reader or the admin (show); here admin_reader_api (Corral's own readers
+    # read them too) and any caller of the project itself.
+    "os_compute_api:os-simple-tenant-usage:list": ADMIN_READER,
+    "os_compute_api:os-simple-tenant-usage:show": f"{ADMIN_READER} or project_id:%(project_id)s",
+    "os_compute_api:os-instance-usage-audit-log:list": ADMIN_READER,
+    "os_compute_api:os-instance-usage-audit-log:show": ADMIN_READER,
     # Server moves: Nova gives project managers the moves without a host.
     "os_compute_api:os-migrate-server:migrate": PROJECT_MANAGER_OR_ADMIN,
     "os_compute_api:os-migrate-server:migrate:host": ADMIN,
@@ -226,11 +241,19 @@ PLACEMENT_RULES: dict[str, str] = {
     "placement:usages": f"{ADMIN_OR_SERVICE} or rule:project_reader_api",
 }
 
-# Glance's: an admin, or a member acting on its own project's image (the
-# target's project_id is the image's owner).
+# Glance's: writes to an admin, or a member acting on its own project's image
+# (the target's project_id is the image's owner). Reads to an admin (and
+# Corral's own readers) or a reader or member of the caller's own project
+# (the target); which images that caller sees (its own, public, community,
+# shared with it) is the image service's query, as Glance's default check
+# string spells it out.
+IMAGE_READ = f"{ADMIN_READER} or rule:project_reader_api or rule:project_member_api"
 IMAGE_RULES: dict[str, str] = {
-    name: PROJECT_MEMBER_OR_ADMIN
-    for name in ("add_image", "modify_image", "delete_image", "upload_image", "deactivate", "reactivate")
+    **{
+        name: PROJECT_MEMBER_OR_ADMIN
+        for name in ("add_image", "modify_image", "delete_image", "upload_image", "deactivate", "reactivate")
+    },
+    **{name: IMAGE_READ for name in ("get_images", "get_image", "download_image")},
 }
 
 RULES: dict[str, str] = {**COMPUTE_RULES, **IDENTITY_RULES, **PLACEMENT_RULES, **IMAGE_RULES}

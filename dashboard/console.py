@@ -9,15 +9,18 @@ from django import forms
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Page, Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from aggregates.errors import ServiceError
+from aggregates.identity import keystone
 from aggregates.identity.caller import Caller
 from config import request_context
+
+from .keystone_login import KeystoneUser
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import _User as User
@@ -37,21 +40,43 @@ View = TypeVar("View", bound=Callable[..., HttpResponseBase])
 PAGE_SIZE = 50
 READ_ONLY_MESSAGE = "Your account may read the console but not change it. Ask an admin."
 NO_ROLE_MESSAGE = "The console is for admins and readers: your account holds neither role. Ask an admin."
+# With an external Keystone every member's token says reader: the policy's admin_reader_api decides.
+NO_ROLE_MESSAGE_KEYSTONE = (
+    "The console's policy (admin_reader_api) gives your roles on this project nothing to see. Ask an admin."
+)
 
 
 def caller_of(request: HttpRequest) -> Caller:
     """The service-layer caller for the logged-in console user, remembered per request."""
     console = cast("ConsoleRequest", request)
     if not hasattr(console, "_console_caller"):
-        # Console views call it once console_view let the user in (a logged-in staff user).
-        user = cast("User", console.user)
-        console._console_caller = Caller.for_user(user, getattr(console, "request_id", ""))
+        # Console views call it once console_view let the user in (a logged-in staff
+        # user, or with an external Keystone the session token's user).
+        request_id = getattr(console, "request_id", "")
+        if isinstance(console.user, KeystoneUser):
+            console._console_caller = keystone.caller_for(console.user.facts, request_id)
+        else:
+            console._console_caller = Caller.for_user(cast("User", console.user), request_id)
         request_context.update(user=console._console_caller.username)
     return console._console_caller
 
 
 def can_change(request: HttpRequest) -> bool:
-    return caller_of(request).is_admin
+    """Whether the console offers changes: the policy's administrator."""
+    return caller_of(request).may("context_is_admin")
+
+
+def own_identity_only(view: View) -> View:
+    """A page of Corral's own identity (its projects and users): not found
+    with an external Keystone, as /identity is not served there."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if keystone.is_external():
+            raise Http404("Projects and users are the cloud's Keystone's.")
+        return view(request, *args, **kwargs)
+
+    return cast(View, wrapped)
 
 
 @overload
@@ -77,7 +102,8 @@ def console_view(view: View | None = None, *, form_page: bool = False) -> View |
             return redirect_to_login(request.get_full_path(), "dashboard:login")
         if not caller_of(request).can_read_admin_views:
             # Nothing in the console is for this account: offer to log out, not a way back in.
-            return render(request, "dashboard/refused.html", {"message": NO_ROLE_MESSAGE, "refused": True}, status=403)
+            message = NO_ROLE_MESSAGE_KEYSTONE if keystone.is_external() else NO_ROLE_MESSAGE
+            return render(request, "dashboard/refused.html", {"message": message, "refused": True}, status=403)
         if (form_page or request.method not in ("GET", "HEAD")) and not can_change(request):
             raise PermissionDenied(READ_ONLY_MESSAGE)
         return view(request, *args, **kwargs)

@@ -1,4 +1,3 @@
-from django.contrib.auth import views as auth_views
 from django.templatetags.static import static
 from django.urls import path
 from django.views.generic import RedirectView
@@ -6,10 +5,12 @@ from django.views.generic import RedirectView
 from . import (
     address_views,
     aggregate_views,
+    capacity_views,
     flavor_views,
     host_views,
     identity_views,
     image_views,
+    login_views,
     maintenance_views,
     other_views,
     placement_views,
@@ -21,20 +22,14 @@ from . import (
     server_views,
     views,
 )
-from .forms import ThrottledLoginForm
+from .console import own_identity_only
 
 app_name = "dashboard"
 urlpatterns = [
     path("", views.home, name="home"),
     path("favicon.ico", RedirectView.as_view(url=static("dashboard/favicon.svg"), permanent=True), name="favicon"),
-    path(
-        "login/",
-        auth_views.LoginView.as_view(
-            template_name="dashboard/login.html", next_page="dashboard:home", authentication_form=ThrottledLoginForm
-        ),
-        name="login",
-    ),
-    path("logout/", auth_views.LogoutView.as_view(next_page="dashboard:login"), name="logout"),
+    path("login/", login_views.login, name="login"),
+    path("logout/", login_views.logout, name="logout"),
     path("aggregates/", aggregate_views.aggregate_list, name="aggregates"),
     path("aggregates/new/", aggregate_views.aggregate_create, name="aggregate_create"),
     path("aggregates/delete/", aggregate_views.aggregate_bulk_delete, name="aggregates_delete"),
@@ -58,6 +53,7 @@ urlpatterns = [
     path("maintenance/jobs/<uuid:job_uuid>/", maintenance_views.job_detail, name="maintenance_job"),
     path("maintenance/jobs/<uuid:job_uuid>/progress/", maintenance_views.job_progress, name="maintenance_job_progress"),
     path("maintenance/headroom/", maintenance_views.headroom, name="maintenance_headroom"),
+    path("capacity/", capacity_views.capacity, name="capacity"),
     path("addresses/", address_views.pool_list, name="address_pools"),
     path("addresses/new/", address_views.pool_create, name="address_pool_create"),
     path("addresses/<str:pool_id>/", address_views.pool_detail, name="address_pool"),
@@ -121,20 +117,28 @@ urlpatterns = [
     path("servers/<str:server_uuid>/resize/", server_views.server_resize, name="server_resize"),
     path("servers/<str:server_uuid>/resize/confirm/", server_views.server_confirm_resize, name="server_confirm_resize"),
     path("servers/<str:server_uuid>/resize/revert/", server_views.server_revert_resize, name="server_revert_resize"),
-    path("projects/", identity_views.project_list, name="projects"),
-    path("projects/new/", identity_views.project_create, name="project_create"),
-    path("projects/<str:project_id>/", identity_views.project_detail, name="project"),
-    path("projects/<str:project_id>/grant/", identity_views.project_grant, name="project_grant"),
-    path("projects/<str:project_id>/revoke/", identity_views.project_revoke, name="project_revoke"),
-    path("projects/<str:project_id>/enable/", identity_views.project_enable, name="project_enable"),
-    path("projects/<str:project_id>/delete/", identity_views.project_delete, name="project_delete"),
-    path("projects/<str:project_id>/quotas/", quota_views.project_quotas, name="project_quotas"),
-    path("projects/<str:project_id>/quotas/set/", quota_views.project_quotas_update, name="project_quotas_update"),
-    path("projects/<str:project_id>/quotas/reset/", quota_views.project_quotas_reset, name="project_quotas_reset"),
-    path("users/", identity_views.user_list, name="users"),
-    path("users/new/", identity_views.user_create, name="user_create"),
-    path("users/enable/", identity_views.user_enable, name="user_enable"),
-    path("users/delete/", identity_views.user_delete, name="user_delete"),
+    path("projects/", own_identity_only(identity_views.project_list), name="projects"),
+    path("projects/new/", own_identity_only(identity_views.project_create), name="project_create"),
+    path("projects/<str:project_id>/", own_identity_only(identity_views.project_detail), name="project"),
+    path("projects/<str:project_id>/grant/", own_identity_only(identity_views.project_grant), name="project_grant"),
+    path("projects/<str:project_id>/revoke/", own_identity_only(identity_views.project_revoke), name="project_revoke"),
+    path("projects/<str:project_id>/enable/", own_identity_only(identity_views.project_enable), name="project_enable"),
+    path("projects/<str:project_id>/delete/", own_identity_only(identity_views.project_delete), name="project_delete"),
+    path("projects/<str:project_id>/quotas/", own_identity_only(quota_views.project_quotas), name="project_quotas"),
+    path(
+        "projects/<str:project_id>/quotas/set/",
+        own_identity_only(quota_views.project_quotas_update),
+        name="project_quotas_update",
+    ),
+    path(
+        "projects/<str:project_id>/quotas/reset/",
+        own_identity_only(quota_views.project_quotas_reset),
+        name="project_quotas_reset",
+    ),
+    path("users/", own_identity_only(identity_views.user_list), name="users"),
+    path("users/new/", own_identity_only(identity_views.user_create), name="user_create"),
+    path("users/enable/", own_identity_only(identity_views.user_enable), name="user_enable"),
+    path("users/delete/", own_identity_only(identity_views.user_delete), name="user_delete"),
     path("events/", other_views.event_list, name="events"),
     path("search/", search_views.search, name="search"),
 ]

@@ -23,6 +23,11 @@ or answering with a server error, raises ``TokenCheckUnavailable``: each
 API answers 503 in its own format (keystonemiddleware would hang without a
 timeout, or answer 500 or an HTML 503).
 
+The console's login (dashboard/keystone_login.py) gets a user's
+project-scoped token with ``log_in`` (password authentication) and revokes
+it at logout with ``revoke``; its pages check it with ``validate`` as the
+APIs do.
+
 keystoneauth1 is the field's client library: its ``Session`` with a
 ``v3.Password`` plugin keeps the service user's token, renews it before it
 expires and after a 401, and is what the catalog command and the placement
@@ -77,14 +82,80 @@ def check_token(token: str | None, request_id: str = "", service_token: str | No
     found = validate(token, allow_expired=allow_expired)
     if found is None:
         return None
+    return caller_for(found, request_id)
+
+
+def caller_for(facts: Mapping[str, Any], request_id: str = "") -> Caller:
+    """The Caller a validated token stands for (``validate``'s facts)."""
     return Caller(
         user=None,
-        username=found["username"],
-        user_id=found["user_id"],
-        project_id=found["project_id"],
-        roles=frozenset(found["roles"]),
+        username=facts["username"],
+        user_id=facts["user_id"],
+        project_id=facts["project_id"],
+        roles=frozenset(facts["roles"]),
         request_id=request_id,
     )
+
+
+# --- a user's own login (the console's) ----------------------------------------
+
+
+class LoginRefused(Exception):
+    """Keystone did not authenticate the user (wrong name, password, domain
+    or project, or no role on that project)."""
+
+    message = "Keystone refused these credentials: check the user name, password, domain and project."
+
+
+def log_in(username: str, password: str, domain: str, project: str) -> tuple[str, dict[str, Any]]:
+    """A project-scoped token of ``username`` (password authentication; the
+    user and the project both in ``domain``, as Horizon's login form), and
+    what it says (``validate``'s facts). Raises LoginRefused, or
+    TokenCheckUnavailable when Keystone does not answer in time."""
+    auth = v3.Password(
+        auth_url=_v3_url(),
+        username=username,
+        password=password,
+        user_domain_name=domain,
+        project_name=project,
+        project_domain_name=domain,
+        include_catalog=False,
+    )
+    try:
+        info = auth.get_access(ks_session.Session(timeout=settings.KEYSTONE_TIMEOUT))
+    except (ks_exceptions.Unauthorized, ks_exceptions.NotFound, ks_exceptions.BadRequest):
+        raise LoginRefused() from None
+    except ks_exceptions.ClientException as exc:
+        log.error("Keystone did not answer a console login: %s", exc)
+        raise TokenCheckUnavailable(f"The identity service did not answer: {exc}") from None
+    if not info.project_scoped or not info.auth_token:
+        raise LoginRefused()
+    facts = _facts_of(info)
+    # The console's next page needs no second round trip to Keystone.
+    cache_validation(info.auth_token, facts)
+    return info.auth_token, facts
+
+
+def revoke(token: str) -> None:
+    """Revoke ``token`` in Keystone (``DELETE /v3/auth/tokens``, the token
+    authenticating its own revocation, as a user's logout does) and forget
+    its cached validation, so that this Corral refuses it at once. Raises
+    TokenCheckUnavailable when Keystone does not answer."""
+    caches[CACHE_ALIAS].delete_many([_cache_key(token, False), _cache_key(token, True)])
+    try:
+        response = ks_session.Session(timeout=settings.KEYSTONE_TIMEOUT).delete(
+            f"{_v3_url()}/auth/tokens",
+            headers={"X-Auth-Token": token, "X-Subject-Token": token},
+            raise_exc=False,
+            connect_retries=0,
+            log=False,
+        )
+    except ks_exceptions.ClientException as exc:
+        log.error("Keystone did not answer a token revocation: %s", exc)
+        raise TokenCheckUnavailable(f"The identity service did not answer: {exc}") from None
+    # 404: already revoked or expired; 401 likewise (the token no longer authenticates).
+    if response.status_code >= 500:
+        raise TokenCheckUnavailable(f"The identity service answered {response.status_code}.")
 
 
 # --- the service user's session --------------------------------------------------
@@ -143,6 +214,10 @@ def service_token(renew: bool = False) -> str:
 # --- validation ------------------------------------------------------------------
 
 
+def _v3_url() -> str:
+    return f"{settings.KEYSTONE_AUTH_URL.rstrip('/')}/v3"
+
+
 def _cache_key(token: str, allow_expired: bool) -> str:
     digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
     return f"keystone-token:{digest}:{int(allow_expired)}"
@@ -161,20 +236,26 @@ def validate(token: str, allow_expired: bool = False) -> dict[str, Any] | None:
             return None
         return dict(cached)
     found = _ask_keystone(token, allow_expired)
-    lifetime = float(settings.KEYSTONE_TOKEN_CACHE_SECONDS)
     if found is None:
-        cache.set(key, {"valid": False}, lifetime)
+        cache.set(key, {"valid": False}, float(settings.KEYSTONE_TOKEN_CACHE_SECONDS))
         return None
-    if not allow_expired:
-        lifetime = min(lifetime, found["expires_at"] - time.time())
-    if lifetime > 0:
-        cache.set(key, {"valid": True, **found}, lifetime)
+    cache_validation(token, found, allow_expired)
     return found
+
+
+def cache_validation(token: str, facts: Mapping[str, Any], allow_expired: bool = False) -> None:
+    """Remember that ``token`` is valid and says ``facts`` (for
+    KEYSTONE_TOKEN_CACHE_SECONDS, never past its expiry)."""
+    lifetime = float(settings.KEYSTONE_TOKEN_CACHE_SECONDS)
+    if not allow_expired:
+        lifetime = min(lifetime, facts["expires_at"] - time.time())
+    if lifetime > 0:
+        caches[CACHE_ALIAS].set(_cache_key(token, allow_expired), {"valid": True, **facts}, lifetime)
 
 
 def _ask_keystone(token: str, allow_expired: bool) -> dict[str, Any] | None:
     params = {"allow_expired": "1"} if allow_expired else None
-    url = f"{settings.KEYSTONE_AUTH_URL.rstrip('/')}/v3/auth/tokens"
+    url = f"{_v3_url()}/auth/tokens"
     current = session()
     for attempt in (1, 2):
         try:
@@ -203,7 +284,10 @@ def _ask_keystone(token: str, allow_expired: bool) -> dict[str, Any] | None:
 
 
 def _token_facts(body: Mapping[str, Any]) -> dict[str, Any] | None:
-    info = access.AccessInfoV3(body={"token": dict(body)}, auth_token="-")
+    return _facts_of(access.AccessInfoV3(body={"token": dict(body)}, auth_token="-"))
+
+
+def _facts_of(info: access.AccessInfo) -> dict[str, Any]:
     expires = info.expires
     return {
         "user_id": info.user_id or "",

@@ -159,6 +159,7 @@ def _parse_id(image_id: object) -> uuid.UUID | None:
 
 
 def get_image(caller: Caller, image_id: str) -> Image:
+    check_may(caller, "get_image")
     parsed = _parse_id(image_id)
     image = visible_images(caller).filter(pk=parsed).first() if parsed else None
     if image is None:
@@ -319,6 +320,7 @@ def _after(marker: Image, sort: list[tuple[str, str]]) -> Q:
 
 def list_images(caller: Caller, query: ImageQuery) -> tuple[list[Image], bool]:
     """One page of the images ``caller`` sees, and whether more may follow."""
+    check_may(caller, "get_images")
     limit = DEFAULT_LIMIT if query.limit is None else query.limit
     if limit < 0:
         raise Invalid("limit param must be positive")
@@ -691,6 +693,7 @@ def image_data(caller: Caller, image_id: str) -> tuple[Image, BinaryIO | None]:
     """The image and its data opened for reading (None while it has none);
     403 for a deactivated image unless the caller is an admin."""
     image = get_image(caller, image_id)
+    check_may(caller, "download_image")
     if image.status == Image.DEACTIVATED and not caller.is_admin:
         raise Forbidden("The requested image has been deactivated. Image data download is forbidden.")
     if image.status not in (Image.ACTIVE, Image.DEACTIVATED):

@@ -124,7 +124,7 @@ def _server_query(request: ComputeRequest, caller: Caller) -> service.ServerQuer
 def _list(request: ComputeRequest, detail: bool) -> Response:
     caller = caller_of(request)
     query = _server_query(request, caller)
-    servers = service.list_servers(caller, query, max_limit=MAX_LIMIT)
+    servers = service.list_servers(caller, query, max_limit=MAX_LIMIT, detail=detail)
     return Response(serializers.server_list_body(request, servers, caller, detail, query.limit, MAX_LIMIT))
 
 

@@ -63,6 +63,7 @@ MULTI_INSTANCE_NAME = "{name}-{count}"
 FORCED_HOST_POLICY = "os_compute_api:servers:create:forced_host"
 REQUESTED_DESTINATION_POLICY = "compute:servers:create:requested_destination"
 ALL_TENANTS_POLICY = "os_compute_api:servers:detail:get_all_tenants"
+ALL_TENANTS_INDEX_POLICY = "os_compute_api:servers:index:get_all_tenants"
 
 
 # --- reading ---------------------------------------------------------------
@@ -188,10 +189,13 @@ def _regex(value: str, name: str) -> str:
     return value
 
 
-def list_servers(caller: Caller, query: ServerQuery, max_limit: int = 1000) -> list[Server]:
-    """One page of servers, newest first (Nova's created_at, id descending)."""
-    if query.all_tenants and not sees_all_servers(caller):
-        raise Forbidden.by_policy(ALL_TENANTS_POLICY)
+def list_servers(caller: Caller, query: ServerQuery, max_limit: int = 1000, detail: bool = True) -> list[Server]:
+    """One page of servers, newest first (Nova's created_at, id descending);
+    every project's with ``all_tenants`` when the policy allows (Nova's
+    rule of the list asked: ``detail`` or index)."""
+    all_tenants_policy = ALL_TENANTS_POLICY if detail else ALL_TENANTS_INDEX_POLICY
+    if query.all_tenants and not caller.may(all_tenants_policy):
+        raise Forbidden.by_policy(all_tenants_policy)
     servers = Server.objects.select_related("decision").prefetch_related("tag_rows", addressing.ADDRESS_PREFETCH)
     if query.all_tenants:
         if query.project_id:
@@ -459,12 +463,12 @@ def create_servers(
         if minimum > maximum:
             raise Invalid("min_count must be <= max_count", field="min_count")
         destination = boot_request.parse_availability_zone(availability_zone)
-        if (destination.forced_host or destination.forced_node) and not caller.is_admin:
+        if (destination.forced_host or destination.forced_node) and not caller.may(FORCED_HOST_POLICY):
             raise Forbidden.by_policy(FORCED_HOST_POLICY)
         zone = boot_request.zone_for_forced_host(destination.availability_zone, destination.forced_host)
         forced_host, forced_node = destination.forced_host, destination.forced_node
         if requested_host or requested_node:
-            if not caller.is_admin:
+            if not caller.may(REQUESTED_DESTINATION_POLICY):
                 raise Forbidden.by_policy(REQUESTED_DESTINATION_POLICY)
             if forced_host or forced_node:
                 raise Invalid(
@@ -663,7 +667,7 @@ def reset_state(caller: Caller, server_uuid: str, state: str) -> Server:
     with events.failures_recorded(caller, "reset_server_state", "server", server_uuid):
         with transaction.atomic():
             server = locked_server(caller, server_uuid)
-            if not caller.is_admin:
+            if not caller.may(RESET_STATE_POLICY):
                 raise Forbidden.by_policy(RESET_STATE_POLICY)
             if state not in RESETTABLE_STATES:
                 raise Invalid(f"Invalid state {state}: one of {', '.join(RESETTABLE_STATES)}.", field="state")

@@ -142,9 +142,9 @@ def tenant_usage(
     (those and that project's own users), from ``start_text`` to ``end_text`` (each in
     one of ``TIME_FORMATS``, UTC; now when not given; the end at most now),
     one page of servers (``limit`` of them after ``marker``)."""
-    if tenant_id is None and not caller.can_read_admin_views:
+    if tenant_id is None and not caller.may(LIST_POLICY):
         raise Forbidden.by_policy(LIST_POLICY)
-    if tenant_id is not None and not (caller.can_read_admin_views or caller.project_id == tenant_id):
+    if tenant_id is not None and not caller.may(SHOW_POLICY, {"project_id": tenant_id}):
         raise Forbidden.by_policy(SHOW_POLICY)
     start, stop = _time(start_text), _time(end_text)
     if not start < stop:
@@ -197,8 +197,9 @@ def last_completed_audit_period(before: datetime | None = None) -> tuple[datetim
 
 def check_audit_policy(caller: Caller, show: bool = False) -> None:
     """Admins (and readers) only read the audit (checked before the timestamp is, as Nova)."""
-    if not caller.can_read_admin_views:
-        raise Forbidden.by_policy(AUDIT_SHOW_POLICY if show else AUDIT_LIST_POLICY)
+    rule = AUDIT_SHOW_POLICY if show else AUDIT_LIST_POLICY
+    if not caller.may(rule):
+        raise Forbidden.by_policy(rule)
 
 
 def audit_log(caller: Caller, before: datetime | None = None, show: bool = False) -> AuditLog:

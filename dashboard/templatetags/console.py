@@ -8,6 +8,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from aggregates.hosts.models import Service
+from aggregates.identity import keystone
 
 register = template.Library()
 
@@ -44,6 +45,7 @@ NAV_SECTIONS = {
     "servers": "servers",
     "server-groups": "servers",
     "scheduling": "scheduling",
+    "capacity": "capacity",
     "images": "images",
     "resource-providers": "providers",
     "projects": "identity",
@@ -62,6 +64,13 @@ def nav_section(context: template.Context) -> str:
         return ""
     path = request.path.strip("/")
     return NAV_SECTIONS.get(path.split("/", 1)[0], "")
+
+
+@register.simple_tag
+def external_identity() -> bool:
+    """Whether the cloud's Keystone is the identity (AUTH_STRATEGY=external-keystone):
+    the console then has no pages of Corral's own projects and users, nor Django's tables."""
+    return keystone.is_external()
 
 
 @register.inclusion_tag("dashboard/_service_state.html")

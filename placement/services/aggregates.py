@@ -1,17 +1,21 @@
 """A resource provider's aggregates (/resource_providers/{uuid}/aggregates).
 
 Replacing them locks the provider; from microversion 1.19 the client's
-generation is compared and bumped, as upstream does."""
+generation is compared and bumped, as upstream does. A read is one
+statement, a replacement three or four (the provider's row locked, and
+bumped when the client sent a generation; the links and the aggregates
+named; the links removed and/or added)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.db import transaction
+from django.db import connection, transaction
 
+from placement import errors
 from placement.models import PlacementAggregate, ResourceProvider, ResourceProviderAggregate
 
-from .providers import bump_generation, lock_provider
+from .providers import compare_and_bump, lock_provider
 
 
 def provider_aggregates(provider: ResourceProvider) -> list[str]:
@@ -23,25 +27,63 @@ def provider_aggregates(provider: ResourceProvider) -> list[str]:
     )
 
 
+def _table(model: type[PlacementAggregate | ResourceProvider | ResourceProviderAggregate]) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def aggregates_of(uuid: str) -> tuple[int, list[str]]:
+    """(generation, uuids of its aggregates) of the provider ``uuid``, in one
+    statement; NotFound if there is no such provider."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT rp.generation, a.uuid FROM {_table(ResourceProvider)} rp "
+            f"LEFT JOIN {_table(ResourceProviderAggregate)} link ON link.resource_provider_id = rp.id "
+            f"LEFT JOIN {_table(PlacementAggregate)} a ON a.id = link.aggregate_id "
+            "WHERE rp.uuid = %s ORDER BY a.id",
+            [uuid],
+        )
+        rows = cursor.fetchall()
+    if not rows:
+        raise errors.NotFound(f"No resource provider with uuid {uuid} found")
+    return rows[0][0], [aggregate for _generation, aggregate in rows if aggregate is not None]
+
+
 def set_provider_aggregates(
     uuid: str, aggregate_uuids: Iterable[str], generation: int | None = None
-) -> tuple[ResourceProvider, list[str]]:
+) -> tuple[int, list[str]]:
     """Replace the provider's aggregates; with a ``generation`` (1.19+) compare
-    and bump it, as upstream does."""
+    and bump it, as upstream does. Returns (the provider's generation now,
+    the aggregates)."""
     aggregate_uuids = list(aggregate_uuids)
     with transaction.atomic():
-        provider = lock_provider(uuid, generation)
+        if generation is None:
+            provider = lock_provider(uuid)
+            provider_id, new_generation = provider.id, provider.generation
+        else:
+            provider_id, new_generation = compare_and_bump(uuid, generation)
         wanted = set(aggregate_uuids)
-        existing = {a.uuid: a for a in PlacementAggregate.objects.filter(uuid__in=wanted)}
-        for missing in wanted - set(existing):
-            existing[missing], _ = PlacementAggregate.objects.get_or_create(uuid=missing)
-        links = ResourceProviderAggregate.objects.filter(resource_provider=provider)
-        have = set(links.values_list("aggregate_id", flat=True))
-        want = {a.id for a in existing.values()}
-        links.filter(aggregate_id__in=have - want).delete()
-        ResourceProviderAggregate.objects.bulk_create(
-            [ResourceProviderAggregate(resource_provider=provider, aggregate_id=a) for a in want - have]
-        )
-        if generation is not None:
-            bump_generation(provider)
-    return provider, aggregate_uuids
+        # The aggregates named (kind 0) and those linked now (kind 1), at once.
+        with connection.cursor() as cursor:
+            marks = ", ".join(["%s"] * len(wanted))
+            named = f"SELECT 0, id, uuid FROM {_table(PlacementAggregate)} WHERE uuid IN ({marks}) UNION ALL "
+            named = named if wanted else ""
+            cursor.execute(
+                f"{named}SELECT 1, aggregate_id, NULL FROM {_table(ResourceProviderAggregate)} "
+                "WHERE resource_provider_id = %s",
+                [*sorted(wanted), provider_id],
+            )
+            rows = cursor.fetchall()
+        existing = {aggregate: row_id for kind, row_id, aggregate in rows if kind == 0}
+        have = {row_id for kind, row_id, _aggregate in rows if kind == 1}
+        for missing in sorted(wanted - set(existing)):
+            existing[missing] = PlacementAggregate.objects.get_or_create(uuid=missing)[0].id
+        want = set(existing.values())
+        if have - want:
+            ResourceProviderAggregate.objects.filter(
+                resource_provider_id=provider_id, aggregate_id__in=have - want
+            ).delete()
+        if want - have:
+            ResourceProviderAggregate.objects.bulk_create(
+                [ResourceProviderAggregate(resource_provider_id=provider_id, aggregate_id=a) for a in want - have]
+            )
+    return new_generation, aggregate_uuids

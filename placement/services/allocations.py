@@ -9,10 +9,10 @@ for the last unit therefore cannot both succeed."""
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Self, TypeVar
+from typing import Any, Self
 
-from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db import connection, transaction
+from django.db.models import Count, F, Model, QuerySet, Sum
 from django.db.models.expressions import Combinable
 from django.utils import timezone
 
@@ -25,11 +25,10 @@ from placement.models import (
     Project,
     ResourceClass,
     ResourceProvider,
+    ResourceProviderTrait,
     User,
 )
 from placement.standards import STANDARD_CLASS_IDS
-
-from .providers import bump_generation
 
 # Owner of allocations written before 1.8 (no project/user in the request).
 INCOMPLETE_CONSUMER_PROJECT = "00000000-0000-0000-0000-000000000000"
@@ -38,8 +37,6 @@ UNKNOWN_CONSUMER_TYPE = "unknown"
 UNSET = object()
 # {(provider id, resource class id): amount used}
 Usage = dict[tuple[int, int], int]
-# The owner rows a write creates on demand, looked up by one name column.
-_Named = TypeVar("_Named", Project, User, ConsumerType)
 
 
 @dataclass
@@ -147,11 +144,47 @@ def usages_by_consumer_type(
 
 
 # --- writing ---------------------------------------------------------------
+#
+# A claim is a handful of statements, each a round trip to the database (on a
+# loaded machine each costs milliseconds whatever it does): the owner rows in
+# one, each consumer in one (created, or locked, compared and bumped at once),
+# the consumers' old allocations deleted and returned in one, the providers
+# locked and bumped in one, their inventories with what is used of them in
+# one, the new allocations inserted in one.
 
 
-def _ids_by_name(model: type[_Named], field: str, names: Iterable[str]) -> dict[str, int]:
-    """{name: id} of ``model`` rows, creating the missing ones in the
-    caller's transaction (undone with it).
+def _q(name: str) -> str:
+    return connection.ops.quote_name(name)
+
+
+def _table(model: type[Model]) -> str:
+    return _q(model._meta.db_table)
+
+
+def _marks(values: Collection[object]) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+def _sql(sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+    """The rows of one statement (none for statements without any)."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)  # type: ignore[arg-type]  # plain values: ints, strings, datetimes
+        return cursor.fetchall() if cursor.description else []
+
+
+# The owner rows a write refers to, looked up by one name column, in the
+# order they are created (the lock order).
+_OWNER_MODELS: tuple[tuple[type[Model], str], ...] = (
+    (Project, "external_id"),
+    (User, "external_id"),
+    (ConsumerType, "name"),
+)
+
+
+def _owner_ids(names: Sequence[Collection[str]]) -> list[dict[str, int]]:
+    """For each of _OWNER_MODELS, {name: id} of the rows named in ``names``
+    (one collection per model), creating the missing ones in the caller's
+    transaction (undone with it). Found in one statement for all three.
 
     Race-safe: the insert is ``ON CONFLICT DO NOTHING`` (``INSERT OR IGNORE``
     on SQLite), so a concurrent writer creating the same name makes this one
@@ -160,12 +193,22 @@ def _ids_by_name(model: type[_Named], field: str, names: Iterable[str]) -> dict[
     Names are inserted in sorted order, and every write creates projects,
     then users, then consumer types before locking anything else, so two
     writers never wait on each other's rows in opposite orders."""
-    names = sorted(set(names))
-    found = dict(model.objects.filter(**{f"{field}__in": names}).values_list(field, "id"))
-    missing = [name for name in names if name not in found]
-    if missing:
-        model.objects.bulk_create([model(**{field: name}) for name in missing], ignore_conflicts=True)
-        found.update(model.objects.filter(**{f"{field}__in": missing}).values_list(field, "id"))
+    parts: list[str] = []
+    params: list[object] = []
+    for index, ((model, field), wanted) in enumerate(zip(_OWNER_MODELS, names, strict=True)):
+        if wanted:
+            column = _q(field)  # the name columns are named as their fields
+            parts.append(f"SELECT {index}, {column}, id FROM {_table(model)} WHERE {column} IN ({_marks(wanted)})")
+            params.extend(sorted(wanted))
+    found: list[dict[str, int]] = [{} for _ in _OWNER_MODELS]
+    if parts:
+        for index, name, row_id in _sql(" UNION ALL ".join(parts), params):
+            found[index][name] = row_id
+    for (model, field), wanted, ids in zip(_OWNER_MODELS, names, found, strict=True):
+        missing = sorted(set(wanted) - set(ids))
+        if missing:
+            model._default_manager.bulk_create([model(**{field: name}) for name in missing], ignore_conflicts=True)
+            ids.update(model._default_manager.filter(**{f"{field}__in": missing}).values_list(field, "id"))
     return found
 
 
@@ -179,11 +222,14 @@ class Owners:
 
     @classmethod
     def of(cls, requests: Sequence[ConsumerRequest]) -> Self:
-        return cls(
-            _ids_by_name(Project, "external_id", {_project_of(r) for r in requests}),
-            _ids_by_name(User, "external_id", {_user_of(r) for r in requests}),
-            _ids_by_name(ConsumerType, "name", {r.consumer_type for r in requests if r.consumer_type}),
+        projects, users, consumer_types = _owner_ids(
+            [
+                {_project_of(r) for r in requests},
+                {_user_of(r) for r in requests},
+                {r.consumer_type for r in requests if r.consumer_type},
+            ]
         )
+        return cls(projects, users, consumer_types)
 
 
 def _project_of(request: ConsumerRequest) -> str:
@@ -194,50 +240,51 @@ def _user_of(request: ConsumerRequest) -> str:
     return request.user_id or INCOMPLETE_CONSUMER_USER
 
 
-def _prepare_consumer(request: ConsumerRequest, owners: Owners) -> tuple[Consumer, bool]:
-    """(consumer row, whether it is new) for a request: created if new
-    (already at generation 1, for the write it is made for), locked if not,
-    after checking the consumer generation."""
+def _prepare_consumer(request: ConsumerRequest, owners: Owners, now: object) -> tuple[int, bool]:
+    """(consumer id, whether it is new) for a request: created if new
+    (already at generation 1, for the write it is made for); if not, locked,
+    its generation compared with the request's and bumped, its owners set,
+    in one statement (a conflict undoes the bump with the transaction)."""
     project_id = owners.projects[_project_of(request)]
     user_id = owners.users[_user_of(request)]
     # No consumer type (None) finds no id.
     type_id = owners.consumer_types.get(request.consumer_type)  # type: ignore[arg-type]
-    consumer = Consumer.objects.select_for_update().filter(uuid=request.uuid).first()
-    if consumer is None:
-        if request.generation is not UNSET and request.generation is not None:
+    table = _table(Consumer)
+    insert = (
+        f"INSERT INTO {table} (created_at, updated_at, uuid, project_id, user_id, generation, consumer_type_id) "
+        "VALUES (%s, NULL, %s, %s, %s, 1, %s) ON CONFLICT (uuid) DO NOTHING RETURNING id"
+    )
+    insert_params = (now, request.uuid, project_id, user_id, type_id)
+    if request.generation is None:  # the client says the consumer is new
+        created = _sql(insert, insert_params)
+        if created:
+            return created[0][0], True
+    # Generation 1: the allocations written now are its first change.
+    rows = _sql(
+        f"UPDATE {table} SET generation = generation + 1, updated_at = %s, project_id = %s, user_id = %s, "
+        "consumer_type_id = COALESCE(%s, consumer_type_id) WHERE uuid = %s RETURNING id, generation - 1",
+        (now, project_id, user_id, type_id, request.uuid),
+    )
+    if rows:
+        consumer_id, generation = rows[0]
+        if request.generation is not UNSET and generation != request.generation:
             raise errors.Conflict(
-                f"consumer generation conflict - expected null but got {request.generation}",
+                f"consumer generation conflict - expected {generation} but got {request.generation}",
                 code=errors.CONCURRENT_UPDATE,
             )
-        try:
-            with transaction.atomic():
-                # Generation 1: the allocations written below are its first change.
-                consumer = Consumer.objects.create(
-                    uuid=request.uuid,
-                    project_id=project_id,
-                    user_id=user_id,
-                    consumer_type_id=type_id,
-                    generation=1,
-                )
-            return consumer, True
-        except IntegrityError:
-            raise errors.Conflict(
-                "consumer generation conflict - another request created the consumer; retry",
-                code=errors.CONCURRENT_UPDATE,
-            ) from None
-    if request.generation is not UNSET and consumer.generation != request.generation:
+        return consumer_id, False
+    if request.generation is not UNSET and request.generation is not None:
         raise errors.Conflict(
-            f"consumer generation conflict - expected {consumer.generation} but got {request.generation}",
+            f"consumer generation conflict - expected null but got {request.generation}",
             code=errors.CONCURRENT_UPDATE,
         )
-    changed = consumer.project_id != project_id or consumer.user_id != user_id
-    if type_id is not None and consumer.consumer_type_id != type_id:
-        changed = True
-        consumer.consumer_type_id = type_id
-    if changed:
-        consumer.project_id, consumer.user_id = project_id, user_id
-        consumer.save(update_fields=["project", "user", "consumer_type"])
-    return consumer, False
+    created = _sql(insert, insert_params)
+    if not created:
+        raise errors.Conflict(
+            "consumer generation conflict - another request created the consumer; retry",
+            code=errors.CONCURRENT_UPDATE,
+        )
+    return created[0][0], True
 
 
 class AllocationProblem(Exception):
@@ -250,33 +297,36 @@ class AllocationProblem(Exception):
         self.message = message
 
 
-def _locked_providers(uuids: Sequence[str], also_ids: Collection[int] = ()) -> dict[str, ResourceProvider]:
-    """{uuid: provider} for ``uuids`` and the providers with ids ``also_ids``,
-    all locked in one statement in id order (so writers queue, never deadlock)."""
-    providers = {
-        p.uuid: p
-        for p in ResourceProvider.objects.select_for_update()
-        .filter(Q(uuid__in=uuids) | Q(id__in=also_ids))
-        .order_by("id")
-    }
+def _lock_and_bump_providers(uuids: Sequence[str], also_ids: Collection[int], now: object) -> dict[str, int]:
+    """{uuid: id} of the providers ``uuids`` and ``also_ids``, locked in id
+    order (so writers queue, never deadlock) and their generations bumped, in
+    one statement. On SQLite the write transaction already holds the whole
+    database (it begins IMMEDIATE)."""
+    table = _table(ResourceProvider)
+    where = " OR ".join(
+        clause
+        for clause, values in ((f"uuid IN ({_marks(uuids)})", uuids), (f"id IN ({_marks(also_ids)})", also_ids))
+        if values
+    )
+    params = [now, *uuids, *also_ids]
+    if connection.vendor == "postgresql":
+        sql = (
+            f"UPDATE {table} SET generation = {table}.generation + 1, updated_at = %s "
+            f"FROM (SELECT id FROM {table} WHERE {where} ORDER BY id FOR UPDATE) locked "
+            f"WHERE {table}.id = locked.id RETURNING {table}.uuid, {table}.id"
+        )
+    else:
+        sql = f"UPDATE {table} SET generation = generation + 1, updated_at = %s WHERE {where} RETURNING uuid, id"
+    providers = dict(_sql(sql, params))
     for uuid in uuids:
         if uuid not in providers:
             raise AllocationProblem("provider", f"Allocation for resource provider '{uuid}' that does not exist.")
     return providers
 
 
-def _usage(provider_ids: Collection[int], class_ids: Collection[int]) -> Usage:
-    rows = (
-        Allocation.objects.filter(resource_provider_id__in=provider_ids, resource_class_id__in=class_ids)
-        .values("resource_provider_id", "resource_class_id")
-        .annotate(used=Sum("used"))
-    )
-    return {(r["resource_provider_id"], r["resource_class_id"]): r["used"] for r in rows}
-
-
 @dataclass(frozen=True)
 class Limits:
-    """What an inventory allows."""
+    """What an inventory allows, and what is used of it (None: no allocations)."""
 
     total: int
     reserved: int
@@ -284,37 +334,41 @@ class Limits:
     min_unit: int
     max_unit: int
     step_size: int
+    used: int | None
+
+
+def _limits(provider_ids: Collection[int], class_ids: Collection[int]) -> dict[tuple[int, int], Limits]:
+    """{(provider id, class id): Limits} of the inventories, with the sum of
+    their allocations, in one statement."""
+    inventory, allocation = _table(Inventory), _table(Allocation)
+    rows = _sql(
+        "SELECT inv.resource_provider_id, inv.resource_class_id, inv.total, inv.reserved, inv.allocation_ratio, "
+        "inv.min_unit, inv.max_unit, inv.step_size, "
+        f"(SELECT SUM(a.used) FROM {allocation} a WHERE a.resource_provider_id = inv.resource_provider_id "
+        "AND a.resource_class_id = inv.resource_class_id) "
+        f"FROM {inventory} inv WHERE inv.resource_provider_id IN ({_marks(provider_ids)}) "
+        f"AND inv.resource_class_id IN ({_marks(class_ids)})",
+        [*provider_ids, *class_ids],
+    )
+    return {
+        (rp_id, class_id): Limits(total, reserved, ratio, min_unit, max_unit, step, None if used is None else int(used))
+        for rp_id, class_id, total, reserved, ratio, min_unit, max_unit, step, used in rows
+    }
 
 
 def _check_fits(
     requests: Sequence[ConsumerRequest],
-    providers: dict[str, ResourceProvider],
+    providers: dict[str, int],
     class_ids: dict[str, int],
-    previous_usage: Usage,
-    usage: Usage,
+    released: Usage,
 ) -> None:
     """Every requested amount must respect the inventory's min_unit, max_unit
     and step_size, and all amounts together must fit in the capacity left by
-    other consumers (or at least not grow an existing overage)."""
-    provider_ids = {p.id for p in providers.values()}
-    inventories = {
-        # The limits columns come in the order of Limits' fields (all ints but allocation_ratio).
-        (rp_id, class_id): Limits(*limits)  # type: ignore[arg-type]
-        for rp_id, class_id, *limits in Inventory.objects.filter(
-            resource_provider_id__in=provider_ids, resource_class_id__in=set(class_ids.values())
-        ).values_list(
-            "resource_provider_id",
-            "resource_class_id",
-            "total",
-            "reserved",
-            "allocation_ratio",
-            "min_unit",
-            "max_unit",
-            "step_size",
-        )
-    }
+    other consumers (or at least not grow an existing overage). ``released``:
+    what the consumers held before this write (already deleted)."""
+    inventories = _limits(set(providers.values()), set(class_ids.values())) if class_ids else {}
     with_inventory = {rp_id for rp_id, _ in inventories}
-    missing = [uuid for uuid, p in providers.items() if p.id not in with_inventory]
+    missing = [uuid for uuid, rp_id in providers.items() if rp_id not in with_inventory]
     if missing:
         raise AllocationProblem(
             "inventory",
@@ -325,7 +379,7 @@ def _check_fits(
     for request in requests:
         for rp_uuid, resources in request.allocations.items():
             for class_name, amount in resources.items():
-                key = (providers[rp_uuid].id, class_ids[class_name])
+                key = (providers[rp_uuid], class_ids[class_name])
                 inventory = inventories.get(key)
                 where = f"'{class_name}' on resource provider '{rp_uuid}'"
                 if inventory is None:
@@ -337,9 +391,10 @@ def _check_fits(
                         "The requested amount would violate inventory constraints.",
                     )
                 wanted[key] += amount
-                used = usage.get(key, 0)
+                used = inventory.used or 0
                 if used + wanted[key] > (inventory.total - inventory.reserved) * inventory.allocation_ratio:
-                    previous = previous_usage.get(key)
+                    # What was used before this write: what is left plus what it released.
+                    previous = None if inventory.used is None and key not in released else used + released.get(key, 0)
                     if previous is None or used + wanted[key] > previous:
                         raise AllocationProblem(
                             "inventory",
@@ -362,62 +417,64 @@ def replace_allocations(requests: Sequence[ConsumerRequest], owners: Owners | No
     Raises errors.Conflict for generation conflicts and AllocationProblem
     when the request cannot be met; changes nothing in either case, not even
     the owner rows (projects, users, consumer types) it would have created:
-    they are written first, in the same transaction (see ``_ids_by_name``).
+    they are written first, in the same transaction (see ``_owner_ids``).
 
     Rows are locked in a fixed order (owner rows, consumers by uuid, then
     providers by id) so that concurrent writers queue instead of deadlocking.
     ``owners``: the owner rows, when the caller's transaction already made
     them (the reshaper does, before it locks providers)."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
     with transaction.atomic():
         if owners is None:
             owners = Owners.of(requests)
         requests = sorted(requests, key=lambda r: r.uuid)
-        consumers, new_consumers = {}, set()
+        consumers: dict[str, int] = {}
+        existing: list[int] = []
         for request in requests:
-            consumers[request.uuid], is_new = _prepare_consumer(request, owners)
-            if is_new:
-                new_consumers.add(request.uuid)
+            consumers[request.uuid], is_new = _prepare_consumer(request, owners, now)
+            if not is_new:
+                existing.append(consumers[request.uuid])
+        # What the existing consumers held, gone; as upstream, the
+        # generations bumped are those of the providers written to and of
+        # those an emptied consumer leaves.
+        released: Usage = defaultdict(int)
+        emptied = {consumers[r.uuid] for r in requests if not r.allocations}
+        left_ids: set[int] = set()
+        if existing:
+            for consumer_id, rp_id, class_id, used in _sql(
+                f"DELETE FROM {_table(Allocation)} WHERE consumer_id IN ({_marks(existing)}) "
+                "RETURNING consumer_id, resource_provider_id, resource_class_id, used",
+                existing,
+            ):
+                released[(rp_id, class_id)] += used
+                if consumer_id in emptied:
+                    left_ids.add(rp_id)
         class_names = {name for r in requests for resources in r.allocations.values() for name in resources}
         class_ids = _class_ids(class_names)
-        # As upstream, the generations bumped are those of the providers
-        # written to and of those an emptied consumer leaves.
-        emptied = [consumers[r.uuid] for r in requests if not r.allocations]
-        left_ids = set(Allocation.objects.filter(consumer__in=emptied).values_list("resource_provider_id", flat=True))
         provider_uuids = sorted({uuid for r in requests for uuid in r.allocations})
-        locked = _locked_providers(provider_uuids, left_ids)
-        providers = {uuid: locked[uuid] for uuid in provider_uuids}
+        providers: dict[str, int] = {}
+        if provider_uuids or left_ids:
+            locked = _lock_and_bump_providers(provider_uuids, left_ids, now)
+            providers = {uuid: locked[uuid] for uuid in provider_uuids}
         for name in sorted(class_names):
             if name not in class_ids:
                 raise AllocationProblem("class", f"No such resource class {name}.")
-        provider_ids = {p.id for p in providers.values()}
-        previous_usage = _usage(provider_ids, set(class_ids.values()))
-        deleted, _by_model = Allocation.objects.filter(consumer__in=consumers.values()).delete()
-        usage = _usage(provider_ids, set(class_ids.values())) if deleted else previous_usage
         if provider_uuids:
-            _check_fits(requests, providers, class_ids, previous_usage, usage)
-        now = timezone.now()
-        Allocation.objects.bulk_create(
-            [
-                Allocation(
-                    resource_provider=providers[rp_uuid],
-                    consumer=consumers[request.uuid],
-                    resource_class_id=class_ids[class_name],
-                    used=amount,
-                    created_at=now,
-                )
-                for request in requests
-                for rp_uuid, resources in request.allocations.items()
-                for class_name, amount in resources.items()
-            ]
-        )
-        for provider in locked.values():
-            bump_generation(provider)
-        for request in requests:
-            consumer = consumers[request.uuid]
-            if not request.allocations:
-                consumer.delete()
-            elif request.uuid not in new_consumers:
-                Consumer.objects.filter(id=consumer.id).update(generation=F("generation") + 1, updated_at=now)
+            _check_fits(requests, providers, class_ids, released)
+        rows = [
+            (now, providers[rp_uuid], consumers[request.uuid], class_ids[class_name], amount)
+            for request in requests
+            for rp_uuid, resources in request.allocations.items()
+            for class_name, amount in resources.items()
+        ]
+        if rows:
+            _sql(
+                f"INSERT INTO {_table(Allocation)} (created_at, resource_provider_id, consumer_id, "
+                f"resource_class_id, used) VALUES {', '.join(['(%s, %s, %s, %s, %s)'] * len(rows))}",
+                [value for row in rows for value in row],
+            )
+        if emptied:
+            _sql(f"DELETE FROM {_table(Consumer)} WHERE id IN ({_marks(emptied)})", list(emptied))
 
 
 def delete_consumer_allocations(consumer_uuid: str) -> None:
@@ -449,3 +506,49 @@ def usages_of_providers(uuids: Iterable[str]) -> dict[str, dict[str, int]]:
         if name in classes:
             classes[name] = amount
     return usages
+
+
+# Above this many providers asked for, rooms_of_providers reads every row and
+# keeps those asked for: cheaper than sending thousands of ids in each query.
+ROOMS_READ_ALL_ABOVE = 500
+
+
+def rooms_of_providers(uuids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """{provider uuid: {"inventories": {class: record}, "usages": {class:
+    used}, "traits": [names]}} for each of ``uuids`` that exists: what one
+    provider's inventories, usages and traits give, in four queries for all
+    (Corral's capacity by flavor reads every compute node's room at once)."""
+    wanted = set(uuids)
+    providers = ResourceProvider.objects.all()
+    if len(wanted) <= ROOMS_READ_ALL_ABOVE:
+        providers = providers.filter(uuid__in=wanted)
+    uuid_of = {pk: str(value) for pk, value in providers.values_list("id", "uuid") if str(value) in wanted}
+
+    def rows(model: type[Inventory] | type[Allocation] | type[ResourceProviderTrait]) -> QuerySet[Any]:
+        found = model.objects.all()
+        return found.filter(resource_provider_id__in=uuid_of) if len(wanted) <= ROOMS_READ_ALL_ABOVE else found
+
+    inventories: dict[str, dict[str, dict[str, Any]]] = {value: {} for value in uuid_of.values()}
+    fields = ("total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio")
+    for provider_id, name, *figures in rows(Inventory).values_list(
+        "resource_provider_id", "resource_class__name", *fields
+    ):
+        if provider_id in uuid_of:
+            inventories[uuid_of[provider_id]][name] = dict(zip(fields, figures, strict=True))
+    usages: dict[str, dict[str, int]] = {value: dict.fromkeys(inventories[value], 0) for value in uuid_of.values()}
+    for provider_id, name, used in (
+        rows(Allocation)
+        .values("resource_provider_id", "resource_class__name")
+        .annotate(used=Sum("used"))
+        .values_list("resource_provider_id", "resource_class__name", "used")
+    ):
+        if provider_id in uuid_of and name in usages[uuid_of[provider_id]]:
+            usages[uuid_of[provider_id]][name] = used
+    traits: dict[str, list[str]] = defaultdict(list)
+    for provider_id, name in rows(ResourceProviderTrait).values_list("resource_provider_id", "trait__name"):
+        if provider_id in uuid_of:
+            traits[uuid_of[provider_id]].append(name)
+    return {
+        value: {"inventories": inventories[value], "usages": usages[value], "traits": sorted(traits[value])}
+        for value in uuid_of.values()
+    }

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Final, NoReturn
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q, QuerySet, Sum
 from django.utils import timezone
 
@@ -60,6 +60,29 @@ def lock_provider(
     if expected_generation is not None and provider.generation != expected_generation:
         raise errors.Conflict(conflict_message, code=errors.CONCURRENT_UPDATE)
     return provider
+
+
+def compare_and_bump(
+    uuid: str, expected_generation: int, conflict_message: str = GENERATION_CHANGED
+) -> tuple[int, int]:
+    """(id, new generation) of the provider, its generation compared with the
+    client's and bumped in one statement, which also locks its row for this
+    transaction (a concurrent writer waits for it, then sees the new
+    generation and is refused: no lost update). NotFound or Conflict as
+    ``lock_provider``."""
+    table = connection.ops.quote_name(ResourceProvider._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET generation = generation + 1, updated_at = %s "
+            "WHERE uuid = %s AND generation = %s RETURNING id, generation",
+            [connection.ops.adapt_datetimefield_value(timezone.now()), uuid, expected_generation],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        if not ResourceProvider.objects.filter(uuid=uuid).exists():
+            raise errors.NotFound(f"No resource provider with uuid {uuid} found")
+        raise errors.Conflict(conflict_message, code=errors.CONCURRENT_UPDATE)
+    return row[0], row[1]
 
 
 def bump_generation(provider: ResourceProvider) -> None:

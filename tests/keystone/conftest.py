@@ -10,8 +10,12 @@ gunicorn starts with no command-line arguments (its options in a
 forever. Keystone finds its configuration through OS_KEYSTONE_CONFIG_FILES.
 
 The ``keystone`` fixture gives the base URL, admin calls (users, projects,
-role grants, token revocation) and ``freeze``/``thaw`` (SIGSTOP/SIGCONT)."""
+role grants, token revocation) and ``freeze``/``thaw`` (SIGSTOP/SIGCONT);
+``cloud`` is Corral in external-keystone mode against it (its live server,
+its catalog registered there, Corral's service user and alice, a member, and
+rita, a reader, of project demo)."""
 
+import io
 import os
 import shutil
 import signal
@@ -20,12 +24,20 @@ import time
 
 import pytest
 import requests
+from django.core.cache import caches
+from django.core.management import call_command
+from django.test import override_settings
 
+from aggregates.identity import keystone as external
+from aggregates.identity import service_token
+from placement.standards import sync_standard_names
 from tests import provision
+from tests.browser.conftest import browser, page  # noqa: F401  (the console test's browser, shared)
 from tests.plugins.upstream_placement import free_port
 
 ADMIN_PASSWORD = provision.KEYSTONE_ADMIN_PASSWORD
 PASSWORD = "user-secret"
+SERVICE_PASSWORD = "corral-service-secret"
 
 GUNICORN_CONF = """\
 bind = "127.0.0.1:{port}"
@@ -173,3 +185,47 @@ def _wait_for(url, process, workdir):
             pass
         time.sleep(0.3)
     raise AssertionError(f"Keystone did not answer: {(workdir / 'gunicorn.log').read_text()[-3000:]}")
+
+
+def corral_settings(keystone):
+    return {
+        "AUTH_STRATEGY": "external-keystone",
+        "KEYSTONE_AUTH_URL": keystone.url,
+        "KEYSTONE_SERVICE_USERNAME": "corral",
+        "KEYSTONE_SERVICE_PASSWORD": SERVICE_PASSWORD,
+        "KEYSTONE_SERVICE_PROJECT_NAME": "service",
+        # a loaded machine's Keystone may take seconds; the fault test sets TIMEOUT
+        "KEYSTONE_TIMEOUT": 15.0,
+    }
+
+
+@pytest.fixture(scope="session")
+def keystone_cloud(keystone, live_server):
+    """Once a session: Corral's service user (admin and service on project
+    service), alice (member of demo), rita (reader of demo), and Corral's
+    catalog registered (the command run twice: it is idempotent)."""
+    keystone.ensure_user("corral", "service", "admin", "service", password=SERVICE_PASSWORD)
+    keystone.ensure_user("alice", "demo", "member")
+    keystone.ensure_user("rita", "demo", "reader")
+    with override_settings(**corral_settings(keystone)):
+        for _ in range(2):
+            out = io.StringIO()
+            call_command("register_keystone_catalog", public_url=live_server.url, stdout=out)
+    assert "already registered" in out.getvalue() and "created" not in out.getvalue()
+    external.forget_session()
+    return live_server.url
+
+
+@pytest.fixture
+def cloud(keystone, keystone_cloud, transactional_db, settings):
+    """Corral in external-keystone mode against ``keystone``; its base URL."""
+    for name, value in corral_settings(keystone).items():
+        setattr(settings, name, value)
+    settings.PLACEMENT_URL = settings.PLACEMENT_AUTH_TOKEN = settings.PUBLIC_URL = ""
+    settings.DEFAULT_SCHEDULE_ZONE = ""
+    settings.SERVICE_DOWN_TIME = 3600  # the hosts registered once; the CLI's steps may take minutes on a loaded machine
+    caches[external.CACHE_ALIAS].clear()
+    service_token.forget_service_token()
+    sync_standard_names()  # a transactional test starts from empty tables
+    yield keystone_cloud
+    caches[external.CACHE_ALIAS].clear()

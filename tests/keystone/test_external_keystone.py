@@ -6,29 +6,23 @@ reader, which reads no admin view); a revoked token refused once its cache
 entry expires; Keystone frozen or gone answers 503 in each API's format
 within the timeout; an operator policy file takes effect."""
 
-import io
 import json
 import os
 import subprocess
+import sys
 import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import requests
-from django.core.cache import caches
-from django.core.management import call_command
-from django.test import override_settings
 
 from aggregates.hostagent.client import CorralClient, keystone_tokens
-from aggregates.identity import keystone as external
-from aggregates.identity import service_token
-from placement.standards import sync_standard_names
-from tests.keystone.conftest import ADMIN_PASSWORD, PASSWORD
+from tests.keystone.conftest import ADMIN_PASSWORD, PASSWORD, SERVICE_PASSWORD
 from tests.plugins.upstream_placement import free_port
 
 # One Keystone for the module: its tests run on one xdist worker.
 pytestmark = [pytest.mark.processes, pytest.mark.slow, pytest.mark.xdist_group("keystone")]
 
-SERVICE_PASSWORD = "corral-service-secret"
 TIMEOUT = 2.0  # the fault test's bound (the others allow a loaded machine's Keystone 15 s)
 
 CLOUDS_YAML = """\
@@ -48,52 +42,34 @@ clouds:
 """
 
 
-def corral_settings(keystone):
-    return {
-        "AUTH_STRATEGY": "external-keystone",
-        "KEYSTONE_AUTH_URL": keystone.url,
-        "KEYSTONE_SERVICE_USERNAME": "corral",
-        "KEYSTONE_SERVICE_PASSWORD": SERVICE_PASSWORD,
-        "KEYSTONE_SERVICE_PROJECT_NAME": "service",
-        # a loaded machine's Keystone may take seconds; the fault test sets TIMEOUT
-        "KEYSTONE_TIMEOUT": 15.0,
-    }
-
-
-@pytest.fixture(scope="session")
-def keystone_cloud(keystone, live_server):
-    """Once a session: Corral's service user (admin and service on project
-    service), alice (member of demo), rita (reader of demo), and Corral's
-    catalog registered (the command run twice: it is idempotent)."""
-    keystone.ensure_user("corral", "service", "admin", "service", password=SERVICE_PASSWORD)
-    keystone.ensure_user("alice", "demo", "member")
-    keystone.ensure_user("rita", "demo", "reader")
-    with override_settings(**corral_settings(keystone)):
-        for _ in range(2):
-            out = io.StringIO()
-            call_command("register_keystone_catalog", public_url=live_server.url, stdout=out)
-    assert "already registered" in out.getvalue() and "created" not in out.getvalue()
-    external.forget_session()
-    return live_server.url
-
-
-@pytest.fixture
-def cloud(keystone, keystone_cloud, transactional_db, settings):
-    """Corral in external-keystone mode against ``keystone``; its base URL."""
-    for name, value in corral_settings(keystone).items():
-        setattr(settings, name, value)
-    settings.PLACEMENT_URL = settings.PLACEMENT_AUTH_TOKEN = settings.PUBLIC_URL = ""
-    settings.DEFAULT_SCHEDULE_ZONE = ""
-    settings.SERVICE_DOWN_TIME = 3600  # the hosts registered once; the CLI's steps may take minutes on a loaded machine
-    caches[external.CACHE_ALIAS].clear()
-    service_token.forget_service_token()
-    sync_standard_names()  # a transactional test starts from empty tables
-    yield keystone_cloud
-    caches[external.CACHE_ALIAS].clear()
-
-
 def get(url, token, **headers):
     return requests.get(url, headers={"X-Auth-Token": token, **headers}, timeout=30)
+
+
+def short_lived_token(keystone, username, project, seconds):
+    """A token of ``username`` on ``project`` that has expired: issued for an
+    application credential that expires in ``seconds`` (Keystone ends the
+    token with its credential), returned once that time has passed."""
+    user_token = keystone.token(username, PASSWORD, project)
+    user_id = keystone.id_of("user", username)
+    expires = datetime.now(UTC) + timedelta(seconds=seconds)
+    body = {
+        "application_credential": {"name": f"short-{time.time()}", "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%S")}
+    }
+    created = requests.post(
+        f"{keystone.url}/v3/users/{user_id}/application_credentials",
+        json=body,
+        headers={"X-Auth-Token": user_token},
+        timeout=60,
+    )
+    assert created.status_code == 201, created.text
+    credential = created.json()["application_credential"]
+    method = {"id": credential["id"], "secret": credential["secret"]}
+    auth = {"auth": {"identity": {"methods": ["application_credential"], "application_credential": method}}}
+    issued = requests.post(f"{keystone.url}/v3/auth/tokens", json=auth, timeout=60)
+    assert issued.status_code == 201, issued.text
+    time.sleep(max(0.0, (expires - datetime.now(UTC)).total_seconds()) + 1.5)
+    return issued.headers["X-Subject-Token"]
 
 
 @pytest.mark.cli
@@ -156,6 +132,26 @@ def test_stock_cli_through_keystone(cloud, keystone, openstack_cli, make_host, t
     assert str(node.uuid) in providers.values()
     assert cli("resource", "provider", "aggregate", "list", str(node.uuid)) == [{"uuid": aggregate["uuid"]}]
 
+    # Nova's project managers move their project's servers without naming a
+    # host (the server is the admin project's); a member may not, nor may a
+    # manager name the host.
+    keystone.ensure_user("mia", "admin", "manager")
+    keystone.ensure_user("moe", "admin", "member")
+    manager, member = keystone.token("mia", PASSWORD, "admin"), keystone.token("moe", PASSWORD, "admin")
+
+    def act(token, body):
+        headers = {"X-Auth-Token": token, "OpenStack-API-Version": "compute 2.56"}
+        return requests.post(
+            f"{cloud}/compute/v2.1/servers/{server['id']}/action", json=body, headers=headers, timeout=60
+        )
+
+    live = {"os-migrateLive": {"host": None, "block_migration": "auto"}}
+    assert act(member, {"migrate": None}).status_code == 403
+    assert act(member, live).status_code == 403
+    assert act(manager, {"migrate": {"host": "ks-h1"}}).status_code == 403
+    moved = act(manager, {"migrate": None})
+    assert moved.status_code == 202, moved.text
+
 
 def test_roles_as_upstream_defaults(cloud, keystone):
     member = keystone.token("alice", PASSWORD, "demo")
@@ -208,6 +204,14 @@ def test_roles_as_upstream_defaults(cloud, keystone):
     service = keystone.token("corral", SERVICE_PASSWORD, "service")
     assert get(f"{cloud}/compute/v2.1/flavors", member, **{"X-Service-Token": service}).status_code == 200
 
+    # An expired user token: refused alone, let through by a service's token
+    # (a service finishing a user's long operation), not by a user's.
+    expired = short_lived_token(keystone, "alice", "demo", seconds=5)
+    assert get(f"{cloud}/compute/v2.1/servers", expired).status_code == 401
+    with_service = get(f"{cloud}/compute/v2.1/servers", expired, **{"X-Service-Token": service})
+    assert with_service.status_code == 200, with_service.text
+    assert get(f"{cloud}/compute/v2.1/servers", expired, **{"X-Service-Token": reader}).status_code == 401
+
     # Corral serves no identity API of its own in this mode.
     assert requests.get(f"{cloud}/identity/v3", timeout=30).status_code == 404
 
@@ -231,6 +235,64 @@ def test_revoked_token_refused_once_its_cache_entry_expires(cloud, keystone, set
     assert get(f"{cloud}/compute/v2.1/flavors", token).status_code == 401
     assert get(f"{cloud}/image/v2/images", token).status_code == 401
     assert get(f"{cloud}/placement/resource_providers", token).status_code == 401
+
+
+TOKEN_CACHE_REDIS = "redis://127.0.0.1:6379/8"
+
+# Another Corral process (a second web worker, say) asked about a token: its
+# validation, or the error that stopped it.
+CHECK_IN_ANOTHER_PROCESS = """
+import django, json, sys
+django.setup()
+from aggregates.identity import keystone
+from config.policy import TokenCheckUnavailable
+try:
+    facts = keystone.validate(sys.argv[1])
+    print(json.dumps({"user": facts and facts["username"]}))
+except TokenCheckUnavailable as exc:
+    print(json.dumps({"unavailable": str(exc)}))
+"""
+
+
+def test_validations_are_shared_by_every_process_through_redis(cloud, keystone, settings):
+    """KEYSTONE_TOKEN_CACHE_URL naming a Redis: a token the live server
+    validated is known to another Corral process while Keystone is frozen
+    (it never asks Keystone), and a token nobody validated is not (that
+    process cannot reach Keystone: 503 material)."""
+    settings.CACHES = {
+        **settings.CACHES,
+        "keystone_tokens": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": TOKEN_CACHE_REDIS},
+    }
+    seen = keystone.token("alice", PASSWORD, "demo", fresh=True)
+    unseen = keystone.token("rita", PASSWORD, "demo", fresh=True)
+    assert get(f"{cloud}/compute/v2.1/flavors", seen).status_code == 200
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "AUTH_STRATEGY": "external-keystone",
+        "KEYSTONE_AUTH_URL": keystone.url,
+        "KEYSTONE_SERVICE_PASSWORD": SERVICE_PASSWORD,
+        "KEYSTONE_TOKEN_CACHE_URL": TOKEN_CACHE_REDIS,
+        "KEYSTONE_TIMEOUT": str(TIMEOUT),
+    }
+
+    def check_in_another_process(token):
+        done = subprocess.run(
+            [sys.executable, "-c", CHECK_IN_ANOTHER_PROCESS, token],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    keystone.freeze()
+    try:
+        assert check_in_another_process(seen) == {"user": "alice"}
+        assert "unavailable" in check_in_another_process(unseen)
+    finally:
+        keystone.thaw()
 
 
 @pytest.mark.parametrize("fault", ["frozen", "down"])

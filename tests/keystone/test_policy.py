@@ -11,6 +11,7 @@ from django.core.management import call_command
 from oslo_policy.policy import PolicyNotRegistered
 
 from config import policy
+from tests.plugins.api import ApiClient
 
 
 def show_policy(*args):
@@ -63,3 +64,56 @@ def test_a_missing_policy_file_is_refused(settings, tmp_path):
 def test_an_unknown_rule_name_raises():
     with pytest.raises(PolicyNotRegistered, match="has not been registered"):
         policy.allowed("os_compute_api:no-such-rule", policy.creds(["admin"], "p1"))
+
+
+# Rules Nova and Glance name that Corral used to check in code: named in the
+# table with their defaults, and a policy file changes what each one allows.
+NAMED_RULES = {
+    "os_compute_api:servers:index:get_all_tenants": "rule:context_is_admin",
+    "os_compute_api:servers:detail:get_all_tenants": "rule:context_is_admin",
+    "os_compute_api:servers:create:forced_host": "rule:context_is_admin",
+    "compute:servers:create:requested_destination": "rule:context_is_admin",
+    "os_compute_api:os-admin-actions:reset_state": "rule:context_is_admin",
+    "os_compute_api:os-simple-tenant-usage:list": "rule:admin_reader_api",
+    "os_compute_api:os-simple-tenant-usage:show": "(rule:admin_reader_api or project_id:%(project_id)s)",
+    "os_compute_api:os-instance-usage-audit-log:list": "rule:admin_reader_api",
+    "os_compute_api:os-instance-usage-audit-log:show": "rule:admin_reader_api",
+    "get_images": "(rule:admin_reader_api or rule:project_reader_api or rule:project_member_api)",
+    "get_image": "(rule:admin_reader_api or rule:project_reader_api or rule:project_member_api)",
+    "download_image": "(rule:admin_reader_api or rule:project_reader_api or rule:project_member_api)",
+}
+
+
+def test_the_rules_once_checked_in_code_are_named_with_their_defaults():
+    effective = policy.effective()
+    assert {name: effective[name] for name in NAMED_RULES} == NAMED_RULES
+
+
+def test_a_policy_file_moves_the_rules_once_checked_in_code(member_api, admin_api, settings, tmp_path):
+    other_project = "0" * 32
+    member_images, admin_images = (ApiClient(api.token, prefix="/image/v2") for api in (member_api, admin_api))
+    # Corral's own defaults: as before, the admin's (a member's own project's usage is its own).
+    assert member_api.get("/servers/detail?all_tenants=1").status_code == 403
+    assert member_api.get("/servers?all_tenants=1").status_code == 403
+    assert member_api.get("/os-simple-tenant-usage").status_code == 403
+    assert member_api.get(f"/os-simple-tenant-usage/{other_project}").status_code == 403
+    assert member_api.get("/os-instance_usage_audit_log").status_code == 403
+    assert member_images.get("/images").status_code == 200
+    assert admin_images.get("/images").status_code == 200
+
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text(
+        '"os_compute_api:servers:detail:get_all_tenants": "role:member"\n'
+        '"os_compute_api:os-simple-tenant-usage:list": "role:member"\n'
+        '"os_compute_api:os-simple-tenant-usage:show": "role:member"\n'
+        '"os_compute_api:os-instance-usage-audit-log:list": "role:member"\n'
+        '"get_images": "role:admin"\n'
+    )
+    settings.POLICY_FILE = str(policy_file)
+    assert member_api.get("/servers/detail?all_tenants=1").status_code == 200
+    assert member_api.get("/servers?all_tenants=1").status_code == 403  # index has its own rule
+    assert member_api.get("/os-simple-tenant-usage").status_code == 200
+    assert member_api.get(f"/os-simple-tenant-usage/{other_project}").status_code == 200
+    assert member_api.get("/os-instance_usage_audit_log").status_code == 200
+    assert member_images.get("/images").status_code == 403
+    assert admin_images.get("/images").status_code == 200

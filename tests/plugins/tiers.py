@@ -35,11 +35,14 @@ FIXTURE_TIERS = {
 }
 
 
-# The fixtures whose subject does not depend on Corral's database (a real
-# Keystone; openstacksdk and Ansible against the demo cloud): their tests run
-# on the embedded default only. CI runs the suite on PostgreSQL and then on
-# SQLite, and these minutes of processes would otherwise run twice.
-ONE_DATABASE_FIXTURES = ("keystone", "sdk_clients")
+# The fixtures whose subject does not depend on Corral's database: a real
+# Keystone; the clients (the stock CLI, openstacksdk and Ansible) and the
+# console in a browser, which check what a client sends and sees, against a
+# live server whose queries the fast tier already runs on both databases.
+# Their tests run on the embedded default only. CI runs the suite on
+# PostgreSQL and then on SQLite, and these minutes of processes would
+# otherwise run twice.
+ONE_DATABASE_FIXTURES = ("keystone", "sdk_clients", "openstack", "browser")
 
 
 def on_postgresql() -> bool:
