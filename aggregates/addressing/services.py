@@ -35,7 +35,7 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 FIXED_NEED = "a fixed address from an internal pool"
-FLOATING_NEED = "a floating address from an external pool"
+FLOATING_NEED = "a floating address from an external IPv4 pool"
 
 
 # --- a pool's addresses -------------------------------------------------------------
@@ -95,7 +95,8 @@ def addressing_on() -> bool:
 
 def view_of(pool: AddressPool, free: int = 0) -> PoolView:
     aggregate_uuid = str(pool.aggregate.uuid) if pool.aggregate else ""
-    return PoolView(str(pool.uuid), pool.name, pool.kind, pool.scope, pool.zone, aggregate_uuid, free)
+    version = network_of(pool).version
+    return PoolView(str(pool.uuid), pool.name, pool.kind, pool.scope, pool.zone, aggregate_uuid, free, version)
 
 
 def pool_views() -> list[PoolView]:
@@ -125,8 +126,12 @@ def _check_gateway(network: Network, gateway: str) -> str:
         raise Invalid(f"Invalid gateway {gateway!r}: not an IP address.", field="gateway") from None
     if address not in network:
         raise Invalid(f"Gateway {address} is not inside {network}.", field="gateway")
-    if network.num_addresses > 2 and address in (network.network_address, network.broadcast_address):
-        raise Invalid(f"Gateway {address} is the network or broadcast address of {network}.", field="gateway")
+    if network.num_addresses > 2 and network.version == 4:
+        if address in (network.network_address, network.broadcast_address):
+            raise Invalid(f"Gateway {address} is the network or broadcast address of {network}.", field="gateway")
+    elif network.num_addresses > 2 and address == network.network_address:
+        # IPv6 has no broadcast address; the subnet-router anycast address is never a host's.
+        raise Invalid(f"Gateway {address} is the subnet-router anycast address of {network}.", field="gateway")
     return str(address)
 
 
@@ -303,6 +308,13 @@ def check_networks(networks: str | list[dict[str, Any]] | None) -> None:
                 raise Invalid(f"Network {item['uuid']} could not be found.", field="networks")
 
 
+def floating_pools(views: Sequence[PoolView]) -> tuple[PoolView, ...]:
+    """The pools a floating address comes from: the external IPv4 pools
+    (floating IPs are IPv4 in nova-network and in Neutron alike; an
+    external IPv6 pool gives its addresses to the boots that name it)."""
+    return tuple(v for v in views if v.kind == AddressPool.EXTERNAL and v.version == 4)
+
+
 def need_for(networks: str | list[dict[str, Any]] | None) -> AddressNeed | None:
     """What a boot with ``networks`` needs on its host: None for "none" (or
     when no pool is defined); for "auto", a fixed address from an internal
@@ -325,26 +337,41 @@ def need_for(networks: str | list[dict[str, Any]] | None) -> AddressNeed | None:
         groups.append((FIXED_NEED, tuple(v for v in views if v.kind == AddressPool.INTERNAL)))
         internal = True
     if internal and settings.AUTO_ASSIGN_FLOATING_IP:
-        groups.append((FLOATING_NEED, tuple(v for v in views if v.kind == AddressPool.EXTERNAL)))
+        groups.append((FLOATING_NEED, floating_pools(views)))
     return AddressNeed(groups=tuple(groups)) if groups else None
 
 
 def need_of_server(server: Server) -> AddressNeed | None:
     """What a moved server needs on its destination: an address of each kind
     it holds, from its own pool (kept, wherever that pool serves) or another
-    pool of that kind with a free address."""
-    held = list(AddressAllocation.objects.filter(server=server).select_related("pool"))
+    pool of that kind and IP version with a free address."""
+    return needs_of_servers([server]).get(str(server.uuid))
+
+
+def needs_of_servers(servers: Sequence[Server]) -> dict[str, AddressNeed]:
+    """``need_of_server`` of each server that holds an address (by uuid), in
+    three queries whatever their number (a plan's servers)."""
+    uuids = {server.pk: str(server.uuid) for server in servers}
+    held: dict[str, list[AddressAllocation]] = {}
+    rows = AddressAllocation.objects.filter(server__in=list(uuids)).select_related("pool")
+    for row in rows.order_by("id"):
+        held.setdefault(uuids[row.server_id], []).append(row)
     if not held:
-        return None
+        return {}
     views = pool_views()
-    groups = []
-    for row in held:
-        if row.kind == AddressAllocation.FLOATING:
-            groups.append((FLOATING_NEED, tuple(v for v in views if v.kind == AddressPool.EXTERNAL)))
-        else:
-            same = tuple(v for v in views if v.kind == row.pool.kind)
-            groups.append((f"a fixed address from a pool like {row.pool.name}", same))
-    return AddressNeed(groups=tuple(groups), keep=frozenset(str(row.pool.uuid) for row in held))
+    needs = {}
+    for server_uuid, allocations in held.items():
+        groups = []
+        for row in allocations:
+            # an address of the same kind and IP version: its own pool, or another like it
+            same = tuple(v for v in views if v.kind == row.pool.kind and v.version == row.version)
+            if row.kind == AddressAllocation.FLOATING:
+                groups.append((FLOATING_NEED, same))
+            else:
+                groups.append((f"a fixed address from a pool like {row.pool.name}", same))
+        keep = frozenset(str(row.pool.uuid) for row in allocations)
+        needs[server_uuid] = AddressNeed(groups=tuple(groups), keep=keep)
+    return needs
 
 
 # --- a server's addresses -------------------------------------------------------------
@@ -417,7 +444,7 @@ def free(server: Server) -> int:
 def readdress(server: Server, host: str) -> list[str]:
     """After a move to ``host`` (inside the move's transaction): keep each
     address whose pool still serves the host, replace the others from a pool
-    of the same kind that does. Returns what changed, one sentence each
+    of the same kind and IP version that does. Returns what changed, one sentence each
     (empty when every address was kept); an address no pool can replace is
     freed and said so."""
     place = _host_place(host)
@@ -430,7 +457,8 @@ def readdress(server: Server, host: str) -> list[str]:
             continue
         old = f"{row.address} ({row.kind}, pool {pool.name})"
         row.delete()
-        others = list(AddressPool.objects.filter(kind=pool.kind).exclude(pk=pool.pk))
+        same_kind = AddressPool.objects.filter(kind=pool.kind).exclude(pk=pool.pk)
+        others = [other for other in same_kind if network_of(other).version == row.version]
         taken = _take(server, others, row.kind, row.mac_addr, place)
         if taken is None:
             changes.append(f"{old} freed: no {pool.kind} pool serving host {host} has a free address")

@@ -28,6 +28,9 @@ from aggregates.identity import services as identity
 from aggregates.identity.caller import ADMIN, MEMBER, READER, Caller
 from aggregates.images import services as image_services
 from aggregates.images.models import Image
+from aggregates.server_groups import services as server_groups
+from aggregates.server_groups.models import ServerGroup
+from aggregates.servers import services as servers
 
 DEMO_PASSWORD = "corral-demo"
 
@@ -222,6 +225,7 @@ def seed(out: Callable[[str], object] = print) -> list[tuple[str, str]]:
                 local_gb=host["local_gb"],
                 running_vms=host["running_vms"],
             )
+    created += _seed_server_group()
     for what, name in created:
         out(f"created {what} {name}")
     return created
@@ -272,6 +276,41 @@ def _seed_address_pools(caller: Caller) -> list[tuple[str, str]]:
             caller, name=name, cidr=cidr, gateway=gateway, kind=kind, scope=scope, zone=zone, aggregate=aggregate
         )
         created.append(("address pool", name))
+    return created
+
+
+# An anti-affinity group of the demo project with its members booted into
+# it (so the console's server-group pages show a group, its members and
+# their hosts on a fresh demo): name, policy, the members' names.
+SERVER_GROUP = ("web", "anti-affinity", ("web-1", "web-2", "web-3"))
+SERVER_GROUP_FLAVOR = "m1.tiny"
+SERVER_GROUP_IMAGE = "demo-linux"
+
+
+def _seed_server_group() -> list[tuple[str, str]]:
+    """The demo user's group and its members, booted as that user would
+    (``networks: auto``, the ``group`` hint): each lands on a host of its
+    own, with an address. Seeded once: not again when the group exists."""
+    name, policy, members = SERVER_GROUP
+    project_id = PROJECTS[1][1]
+    if ServerGroup.objects.filter(project_id=project_id, name=name).exists():
+        return []
+    user = get_user_model().objects.get(username="demo")
+    caller = Caller(user=user, username=user.username, project_id=project_id, roles=frozenset({MEMBER}))
+    group = server_groups.create_group(caller, name, policy).group
+    flavor = Flavor.objects.get(name=SERVER_GROUP_FLAVOR)
+    image = Image.objects.get(name=SERVER_GROUP_IMAGE)
+    created = [("server group", name)]
+    for member in members:
+        servers.create_servers(
+            caller,
+            name=member,
+            flavor_ref=flavor.flavorid,
+            image_ref=str(image.id),
+            networks="auto",
+            scheduler_hints={"group": str(group.uuid)},
+        )
+        created.append(("server", member))
     return created
 
 

@@ -8,11 +8,13 @@ Nothing is claimed or stored here: the decisions are the scheduler's own
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from aggregates.addressing import services as addressing
 from aggregates.errors import Unavailable
 from aggregates.host_aggregates.models import AggregateHost
 from aggregates.hosts.models import ComputeNode
@@ -20,7 +22,7 @@ from aggregates.placement_client import PlacementClient, PlacementError, client
 from aggregates.scheduling import engine, filters, prefilters
 from aggregates.scheduling import services as scheduling
 from aggregates.scheduling.host_state import AggregateInfo, HostState
-from aggregates.scheduling.request import GroupSpec, RequestSpec
+from aggregates.scheduling.request import AddressNeed, GroupSpec, RequestSpec
 from aggregates.scheduling.weighers import weigh_hosts
 from aggregates.servers.models import Server
 
@@ -152,9 +154,11 @@ def _why_nowhere(
     )
 
 
-def _spec_key(server: Server, preferred: frozenset[str], group: str | None = None) -> tuple[Any, ...]:
+def _spec_key(
+    server: Server, preferred: frozenset[str], group: str | None = None, need: AddressNeed | None = None
+) -> tuple[Any, ...]:
     """What the servers sharing one decision have in common (their server
-    group included); the preferred aggregates last."""
+    group and the addresses they need included); the preferred aggregates last."""
     flavor = server.flavor or {}
     return (
         server.flavorid,
@@ -165,6 +169,7 @@ def _spec_key(server: Server, preferred: frozenset[str], group: str | None = Non
         server.user_id,
         server.pinned_availability_zone,
         group,
+        need,
         preferred,
     )
 
@@ -212,9 +217,12 @@ def plan_moves(
     aggregates = engine.load_aggregates()
     ledger = _Ledger()
     group_of = scheduling.group_uuids_of([str(server.uuid) for server in servers])
+    needs = addressing.needs_of_servers(servers)
+    spent: dict[str, int] = defaultdict(int)  # pool uuid -> addresses the plan's moves take from it
 
     def key_of(server: Server) -> tuple[Any, ...]:
-        return _spec_key(server, preferred_of(server), group_of.get(str(server.uuid)))
+        uuid = str(server.uuid)
+        return _spec_key(server, preferred_of(server), group_of.get(uuid), needs.get(uuid))
 
     groups: dict[tuple[Any, ...], list[Server]] = {}
     for server in servers:
@@ -222,6 +230,7 @@ def plan_moves(
     decided: dict[tuple[Any, ...], _Group] = {}
     for key, members in groups.items():
         spec = scheduling.spec_for_server(members[0], ignore_hosts=frozenset(emptied), preferred_aggregates=key[-1])
+        spec = dataclasses.replace(spec, addressing=needs.get(str(members[0].uuid)))
         try:
             decision = engine.decide(
                 spec, placement, full=False, aggregates=aggregates, member_of=member_of, within=within
@@ -242,20 +251,35 @@ def plan_moves(
         ordered = group.ordered()
         server_group = group.spec.group
         fitting = [host for host in ordered if host.fits(wanted)]
-        refusals = {host.host: group_plan.refusal(server_group, move.server_uuid, host.host) for host in fitting}
+        addressed = {host.host: _address_choice(group.spec, host, spent) for host in fitting}
+        refusals = {
+            host.host: addressed[host.host].refusal or group_plan.refusal(server_group, move.server_uuid, host.host)
+            for host in fitting
+        }
         chosen = next((host for host in fitting if refusals[host.host] is None), None)
         if chosen is not None:
             ledger.add(chosen, wanted)
             group_plan.add(server_group, move.server_uuid, chosen.host)
+            for pool_uuid in addressed[chosen.host].pools:
+                spent[pool_uuid] += 1
             move.target = chosen.host
-        elif fitting and server_group is not None:
+        elif fitting and server_group is not None and any(addressed[h.host].refusal is None for h in fitting):
+            grouped = [host for host in fitting if addressed[host.host].refusal is None]
             name = "ServerGroupAffinityFilter" if server_group.policy == "affinity" else "ServerGroupAntiAffinityFilter"
             move.reason = (
                 f"No valid host was found: the move cannot keep the {server_group.policy} policy of server group "
-                f"{server_group.name}: the {len(fitting)} host(s) with room refuse it once the servers planned "
-                f"before it are placed: " + "; ".join(str(refusals[host.host]) for host in fitting[:3])
+                f"{server_group.name}: the {len(grouped)} host(s) with room refuse it once the servers planned "
+                f"before it are placed: " + "; ".join(str(refusals[host.host]) for host in grouped[:3])
             )
-            move.rejected_by = {name: len(fitting)}
+            move.rejected_by = {name: len(grouped)}
+        elif fitting:
+            where = f"host {fitting[0].host}" if len(fitting) == 1 else f"any of the {len(fitting)} hosts with room"
+            move.reason = (
+                f"No valid host was found: no address pool with a free address serves {where}, once the "
+                "servers planned before it are placed: "
+                + "; ".join(str(addressed[host.host].refusal) for host in fitting[:3])
+            )
+            move.rejected_by = {"AddressPoolFilter": len(fitting)}
         elif ordered:
             full = ", ".join(
                 f"{host.host} ("
@@ -278,6 +302,14 @@ def plan_moves(
             move.reason, move.rejected_by = explained[key]
         planned[move.server_uuid] = move
     return [planned[str(server.uuid)] for server in servers]
+
+
+def _address_choice(spec: RequestSpec, host: HostState, spent: dict[str, int]) -> filters.AddressChoice:
+    """Whether ``host`` can address a server of ``spec`` once the moves
+    planned before it took their addresses (``spent``)."""
+    if spec.addressing is None:
+        return filters.AddressChoice(None)
+    return filters.address_choice(spec.addressing, host, spent)
 
 
 def _amounts(resources: dict[str, int]) -> str:

@@ -136,14 +136,21 @@ def defaults() -> dict[str, int]:
     return class_limits(DEFAULT_CLASS)
 
 
-def _project_rows(project_id: str) -> dict[str, int]:
-    rows = ProjectQuota.objects.filter(project_id=project_id, user_id="")
-    return _rows(rows.values_list("resource", "hard_limit"))
-
-
 def _user_rows(project_id: str, user_id: str) -> dict[str, int]:
     rows = ProjectQuota.objects.filter(project_id=project_id, user_id=user_id)
     return _rows(rows.values_list("resource", "hard_limit"))
+
+
+def _limits_and_own(project_id: str, user_id: str | None) -> tuple[dict[str, int], dict[str, int]]:
+    """The project's limits in force, and the user's own rows (empty without
+    ``user_id``): the project's and the user's rows read in one query."""
+    scopes = ["", user_id] if user_id else [""]
+    rows = ProjectQuota.objects.filter(project_id=project_id, user_id__in=scopes)
+    project: list[tuple[str, int]] = []
+    own: list[tuple[str, int]] = []
+    for resource, limit, scope in rows.values_list("resource", "hard_limit", "user_id"):
+        (own if scope else project).append((resource, limit))
+    return {**defaults(), **_rows(project)}, _rows(own)
 
 
 def limits(project_id: str, user_id: str | None = None) -> dict[str, int]:
@@ -151,10 +158,8 @@ def limits(project_id: str, user_id: str | None = None) -> dict[str, int]:
     over the defaults."""
     if not enforced():
         return dict.fromkeys(RESOURCES, UNLIMITED)
-    found = {**defaults(), **_project_rows(project_id)}
-    if user_id:
-        found.update(_user_rows(project_id, user_id))
-    return found
+    project, own = _limits_and_own(project_id, user_id)
+    return {**project, **own}
 
 
 # --- usage -----------------------------------------------------------------------
@@ -388,8 +393,13 @@ def update_class(caller: Caller, class_name: str, values: Mapping[str, Any]) -> 
 def _lock(project_id: str) -> None:
     """Lock the project's quota row (made on first use) for the rest of the
     transaction: every check of the project queues behind this one."""
-    ProjectQuotaLock.objects.bulk_create([ProjectQuotaLock(project_id=project_id)], ignore_conflicts=True)
-    list(ProjectQuotaLock.objects.select_for_update().filter(pk=project_id).values_list("pk"))
+
+    def locked() -> bool:
+        return bool(list(ProjectQuotaLock.objects.select_for_update().filter(pk=project_id).values_list("pk")))
+
+    if not locked():  # the project's first check: its row is made (once, whoever races), then locked
+        ProjectQuotaLock.objects.bulk_create([ProjectQuotaLock(project_id=project_id)], ignore_conflicts=True)
+        locked()
 
 
 @dataclass
@@ -411,8 +421,7 @@ def _over(
 ) -> Over | None:
     """Nova's check_deltas: usage plus delta against the project's limit,
     and against the user's where the user has a limit of its own."""
-    project_limits = limits(project_id)
-    own = _user_rows(project_id, user_id) if user_id else {}
+    project_limits, own = _limits_and_own(project_id, user_id)
     wanted = [resource for resource, delta in deltas.items() if delta >= 0]
     if all(_unlimited(project_limits[r]) and _unlimited(own.get(r, UNLIMITED)) for r in wanted):
         return None
@@ -496,7 +505,7 @@ def _too_many(over: Over, requested: Mapping[str, str]) -> str:
 def check_metadata_items(project_id: str, count: int) -> None:
     """A server's (or image's) metadata of ``count`` items against the
     project's metadata_items limit (403 in Nova's words)."""
-    if not enforced():
+    if not enforced() or count == 0:  # no items: within any limit, nothing to read
         return
     limit = limits(project_id)["metadata_items"]
     if not _unlimited(limit) and count > limit:
@@ -528,22 +537,41 @@ def servers_left(project_id: str, vcpus: int, ram: int) -> tuple[int | None, str
     return _headroom(limits(project_id), _server_counts(project_id), vcpus, ram, None)
 
 
-def check_boot(project_id: str, user_id: str | None, vcpus: int, ram: int, min_count: int, max_count: int) -> int:
+def check_boot(
+    project_id: str,
+    user_id: str | None,
+    vcpus: int,
+    ram: int,
+    min_count: int,
+    max_count: int,
+    group_members: int | None = None,
+) -> int:
     """Nova's check_num_instances_quota, inside the boot's transaction
     (before its rows are written): how many of min_count..max_count servers
     of a flavor with ``vcpus`` and ``ram`` fit in the quota (the most that
     do), else 403 "Quota exceeded for instances: Requested 1, but already
-    used 10 of 10 instances"."""
+    used 10 of 10 instances". With ``group_members`` (the members of the
+    boot's server group now, its row locked by the caller), the same check
+    also counts the servers into the server_group_members quota, as Nova
+    checks it after the instances (403 "Quota exceeded, too many servers
+    in group"): one read of the limits, one lock."""
     if not enforced():
         return max_count
     deltas = {"instances": max_count, "cores": max_count * vcpus, "ram": max_count * ram}
-    over = _over(project_id, user_id, deltas, None, None)
+    used = None
+    if group_members is not None:
+        deltas["server_group_members"] = max_count
+        used = {"server_group_members": group_members}
+    over = _over(project_id, user_id, deltas, used, None)
     if over is None:
         return max_count
+    if not set(over.overs) & set(SERVER_RESOURCES):  # the servers fit; the group's members do not
+        raise QuotaExceeded(MESSAGES["server_group_members"], over.overs)
+    over.overs = [resource for resource in over.overs if resource in SERVER_RESOURCES]
     left, _ = _headroom(over.limits, over.used, vcpus, ram, max_count)
     allowed = max_count if left is None else left
     if min_count <= allowed < max_count:
-        return check_boot(project_id, user_id, vcpus, ram, min_count, allowed)
+        return check_boot(project_id, user_id, vcpus, ram, min_count, allowed, group_members)
     instances = str(min_count) if min_count == max_count else f"{min_count}-{max_count}"
     requested = {"instances": instances, "cores": str(deltas["cores"]), "ram": str(deltas["ram"])}
     raise QuotaExceeded(_too_many(over, requested), over.overs)

@@ -432,8 +432,10 @@ def decide(
         returned_all = query.limit is None or decision.candidates < query.limit
         explain_placement_exclusions(placement, decision, excluded, returned_all)
 
-    # Forced hosts skip the filters, as in Nova.
-    passing = candidates if forced else run_filters(candidates, spec, enabled, decision)
+    # Forced hosts skip the filters, as in Nova, but not the address pools:
+    # they stand for the network allocation of Nova's build, which no forced
+    # host skips (a host no pool can address fails the build with the reason).
+    passing = run_filters(candidates, spec, host_filters.always_run() if forced else enabled, decision)
     decision.ordered = weigh_hosts(passing, spec)
     record_weights(decision)
     return decision

@@ -10,6 +10,7 @@ Nova's class names, and :func:`enabled_filters` builds the configured list
 import logging
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import ClassVar
 
 from django.conf import settings
@@ -17,7 +18,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from aggregates.scheduling import metadata, operators
 from aggregates.scheduling.host_state import HostState
-from aggregates.scheduling.request import GroupSpec, ImageSpec, RequestSpec
+from aggregates.scheduling.request import AddressNeed, GroupSpec, ImageSpec, RequestSpec
 
 LOG = logging.getLogger("aggregates.scheduling")
 
@@ -459,33 +460,59 @@ class DifferentHostFilter(HostFilter):
         return f"host {host.host} is among the hosts the different_host hint excludes ({_listing(spec.different_host)})"
 
 
+@dataclass(frozen=True)
+class AddressChoice:
+    """Whether a host can give a server the addresses it needs: why not
+    (None: it can), and the pool (uuid) each new address would come from,
+    in need order (an address kept in the server's own pool takes none)."""
+
+    refusal: str | None
+    pools: tuple[str, ...] = ()
+
+
+def address_choice(need: AddressNeed, host: HostState, spent: Mapping[str, int] | None = None) -> AddressChoice:
+    """The one address rule of the scheduler and of plans: for each address
+    ``need`` asks for, a pool serving ``host`` (its own pool for a moved
+    server, kept without a free address), else the first pool by name with
+    a free address (as ``addressing`` takes them), its free count less what
+    ``spent`` (pool uuid -> addresses) already gave others of a plan."""
+    spent = spent or {}
+    aggregate_uuids = frozenset(a.uuid for a in host.aggregates)
+    taking: list[str] = []
+    for what, pools in need.groups:
+        serving = sorted((p for p in pools if p.serves(host.availability_zone, aggregate_uuids)), key=lambda p: p.name)
+        if any(p.uuid in need.keep for p in serving):
+            continue
+        free = [p for p in serving if p.free - spent.get(p.uuid, 0) - taking.count(p.uuid) > 0]
+        if free:
+            taking.append(free[0].uuid)
+            continue
+        names = _listing([p.name for p in pools]) or "none defined"
+        if serving:
+            full = _listing([p.name for p in serving])
+            return AddressChoice(
+                f"host {host.host} needs {what}, but the pools serving it ({full}) have no free address"
+            )
+        return AddressChoice(
+            f"host {host.host} (zone {host.availability_zone}) needs {what}, but no pool that could give it "
+            f"serves this host (pools: {names})"
+        )
+    return AddressChoice(None, tuple(taking))
+
+
 class AddressPoolFilter(HostFilter):
     """Corral's own, always run: the host must be served by an address pool
     with a free address for each address the server needs (its own pools
-    serve a moved server without one)."""
+    serve a moved server without one): ``address_choice``."""
 
     reads_flavor = False
 
     name = "AddressPoolFilter"
 
     def host_passes(self, host: HostState, spec: RequestSpec) -> str | None:
-        need = spec.addressing
-        if need is None:
+        if spec.addressing is None:
             return None
-        aggregate_uuids = frozenset(a.uuid for a in host.aggregates)
-        for what, pools in need.groups:
-            serving = [p for p in pools if p.serves(host.availability_zone, aggregate_uuids)]
-            if any(p.free > 0 or p.uuid in need.keep for p in serving):
-                continue
-            names = _listing([p.name for p in pools]) or "none defined"
-            if serving:
-                full = _listing([p.name for p in serving])
-                return f"host {host.host} needs {what}, but the pools serving it ({full}) have no free address"
-            return (
-                f"host {host.host} (zone {host.availability_zone}) needs {what}, but no pool that could give it "
-                f"serves this host (pools: {names})"
-            )
-        return None
+        return address_choice(spec.addressing, host).refusal
 
 
 def group_refusal(group: GroupSpec, host: str) -> str | None:
@@ -576,6 +603,11 @@ def enabled_filters(names: list[str]) -> list[HostFilter]:
     return [FILTERS[name]() for name in names]
 
 
+def always_run() -> list[HostFilter]:
+    """The filters run whatever ENABLED_FILTERS says (``ALWAYS_RUN``)."""
+    return [cls() for cls in ALWAYS_RUN]
+
+
 def filters_to_run(names: list[str]) -> list[HostFilter]:
     """The filters named, then those always run (``ALWAYS_RUN``)."""
-    return enabled_filters(names) + [cls() for cls in ALWAYS_RUN]
+    return enabled_filters(names) + always_run()

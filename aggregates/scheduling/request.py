@@ -50,6 +50,7 @@ class PoolView:
     zone: str = ""
     aggregate_uuid: str = ""
     free: int = field(default=0, repr=False, compare=False)
+    version: int = 4  # of its addresses
 
     def serves(self, availability_zone: str, aggregate_uuids: frozenset[str]) -> bool:
         if self.scope == "global":

@@ -147,10 +147,15 @@ def fault_message(decision: engine.Decision) -> str:
         key = fate.filter or fate.stage
         by_stage[key] = by_stage.get(key, 0) + 1
     summary = ", ".join(f"{name}: {count}" for name, count in sorted(by_stage.items(), key=lambda i: -i[1]))
-    return NO_VALID_HOST + (
+    message = NO_VALID_HOST + (
         f"There are not enough hosts available. {decision.candidates} placement candidate(s); "
         f"rejected by {summary or 'none (no compute hosts)'}."
     )
+    if decision.spec.forced_host or decision.spec.forced_node:
+        # One host was asked for: why it cannot take the server (its addresses).
+        reasons = [fate.reason for fate in rejected if fate.stage == "filter"]
+        message += "".join(f" The host asked for cannot take it: {reason}." for reason in reasons)
+    return message
 
 
 def _decide(

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Subquery
 
 from aggregates.audit import services as events
 from aggregates.errors import Forbidden, Invalid, NotFound
@@ -39,18 +39,6 @@ def groups_of_project(project_id: str) -> int:
     return ServerGroup.objects.filter(project_id=project_id).count()
 
 
-def check_member_quota(group: ServerGroup, user_id: str, adding: int) -> None:
-    """The server_group_members quota of a boot into ``group`` (Nova's
-    default 10 a group: 403 "Quota exceeded, too many servers in group"),
-    inside the boot's transaction with the group's row locked."""
-    quotas.check(
-        group.project_id,
-        user_id or None,
-        {"server_group_members": adding},
-        used={"server_group_members": members_of(group)},
-    )
-
-
 def count_groups(project_id: str, user_id: str | None = None) -> int:
     """The server_groups usage the limits and detailed quota sets show."""
     rows = ServerGroup.objects.filter(project_id=project_id)
@@ -59,8 +47,9 @@ def count_groups(project_id: str, user_id: str | None = None) -> int:
 
 def members_of(group: ServerGroup) -> int:
     """The server_group_members quota's usage: the group's servers not deleted."""
-    uuids = [str(u) for u in ServerGroupMember.objects.filter(group=group).values_list("server_uuid", flat=True)]
-    return len(_not_deleted(uuids))
+    members = ServerGroupMember.objects.filter(group=group).order_by().values("server_uuid")
+    alive = Server.objects.filter(uuid__in=Subquery(members), deleted_at__isnull=True).exclude(vm_state=Server.DELETED)
+    return alive.count()  # one query
 
 
 @dataclass
@@ -195,14 +184,19 @@ def group_for_boot(caller: Caller, hint: object) -> ServerGroup | None:
     return group
 
 
-def add_members(group: ServerGroup, server_uuids: Sequence[str], user_id: str = "") -> None:
-    """Make the new servers members (inside the boot's transaction, the
-    group's row locked first: the member quota counts one boot at a time)."""
-    locked = ServerGroup.objects.select_for_update().filter(pk=group.pk).first()
-    if locked is None:
+def lock_for_boot(group: ServerGroup) -> int:
+    """Lock the boot's group row (inside the boot's transaction, before its
+    quota check: the server_group_members quota counts one boot at a time)
+    and count its members, what that quota has used."""
+    if not list(ServerGroup.objects.select_for_update().filter(pk=group.pk).values_list("pk")):
         raise Invalid(f"Instance group {group.uuid} could not be found.", field="group")
-    check_member_quota(locked, user_id, len(server_uuids))
-    ServerGroupMember.objects.bulk_create(ServerGroupMember(group=locked, server_uuid=u) for u in server_uuids)
+    return members_of(group)
+
+
+def add_members(group: ServerGroup, server_uuids: Sequence[str]) -> None:
+    """Make the new servers members (inside the boot's transaction, after
+    ``lock_for_boot`` and the quota check that counted them)."""
+    ServerGroupMember.objects.bulk_create(ServerGroupMember(group=group, server_uuid=u) for u in server_uuids)
 
 
 def groups_of_servers(server_uuids: Iterable[str]) -> dict[str, str]:

@@ -518,7 +518,10 @@ def create_servers(
             "trusted_image_certificates": trusted_image_certificates,
         }
         with transaction.atomic():
-            maximum = quotas.check_boot(caller.project_id, user_id, flavor.vcpus, flavor.memory_mb, minimum, maximum)
+            members = server_groups.lock_for_boot(group) if group is not None else None
+            maximum = quotas.check_boot(
+                caller.project_id, user_id, flavor.vcpus, flavor.memory_mb, minimum, maximum, members
+            )
             servers = []
             for index in range(maximum):
                 server_name = MULTI_INSTANCE_NAME.format(name=name, count=index + 1) if maximum > 1 else name
@@ -553,7 +556,7 @@ def create_servers(
                 notifications.record(caller, "instance.create.start", server, request_id=caller.request_id)
                 servers.append(server)
             if group is not None:
-                server_groups.add_members(group, [str(server.uuid) for server in servers], user_id)
+                server_groups.add_members(group, [str(server.uuid) for server in servers])
             dispatch_build(reservation_id)
     log.info(
         "Accepted the boot of %s (reservation %s, flavor %s, image %s)",

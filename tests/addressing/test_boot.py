@@ -155,3 +155,38 @@ def test_a_reverted_resize_takes_the_address_back_where_the_server_returns(cloud
     assert set(reverted["addresses"]) == set(server["addresses"])
     events = InstanceActionEvent.objects.filter(event="compute_readdress").order_by("id")
     assert [event.action.action for event in events] == ["resize", "revertResize"]
+
+
+@pytest.mark.parametrize("form", ["zone", "host"])
+def test_a_forced_host_no_pool_serves_fails_the_build_with_the_reason(cloud, boot, pool, form):
+    """A forced host skips the filters (as in Nova), but not the address
+    pools: as Nova's build failing to allocate the network, the server goes
+    to ERROR with the reason and its claim released, never ACTIVE without an
+    address."""
+    cloud.host("h1")
+    cloud.host("h2")
+    cloud.zone("az-a", "h1")
+    cloud.zone("az-b", "h2")
+    pool("only-a", scope="zone", zone="az-a")
+    where = {"availability_zone": "az-b:h2"} if form == "zone" else {"host": "h2"}
+    server = boot("forced", **where)
+    assert server["status"] == "ERROR"
+    message = server["fault"]["message"]
+    assert "AddressPoolFilter" in message, message
+    assert "host h2 (zone az-b) needs a fixed address from an internal pool, but no pool" in message, message
+    assert cloud.allocations(server["id"]) == {}
+    assert not AddressAllocation.objects.exists()
+    assert (
+        boot("forced-a", **({"availability_zone": "az-a:h1"} if form == "zone" else {"host": "h1"}))["status"]
+        == "ACTIVE"
+    )
+
+
+def test_a_forced_host_whose_pool_is_full_fails_the_build_with_the_reason(cloud, boot, pool):
+    cloud.host("h1")
+    pool("tiny", "10.9.0.0/30", "10.9.0.1")  # one address: .2
+    assert boot("first", availability_zone="nova:h1")["status"] == "ACTIVE"
+    server = boot("second", availability_zone="nova:h1")
+    assert server["status"] == "ERROR"
+    assert "the pools serving it (tiny) have no free address" in server["fault"]["message"]
+    assert cloud.allocations(server["id"]) == {}

@@ -5,13 +5,16 @@ from io import StringIO
 from django.apps import apps
 from django.core.management import call_command
 
-from aggregates.addressing.models import AddressPool
+from aggregates.addressing.models import AddressAllocation, AddressPool
 from aggregates.demo import seed as demo
 from aggregates.flavors.models import Flavor
 from aggregates.host_aggregates.models import Aggregate, AggregateMetadata
 from aggregates.hosts.models import Service
 from aggregates.images.models import Image
 from aggregates.images.services import properties_of
+from aggregates.server_groups.models import ServerGroup
+from aggregates.servers.models import Server
+from tests.plugins.cloud import own_placement
 
 
 def every_row():
@@ -21,7 +24,8 @@ def every_row():
     }
 
 
-def test_seed_builds_the_demo_cloud_and_a_second_run_changes_nothing(db):
+def test_seed_builds_the_demo_cloud_and_a_second_run_changes_nothing(transactional_db, settings, monkeypatch):
+    own_placement(settings, monkeypatch)  # the group's members are booted: placement in process
     out = StringIO()
     call_command("seed_demo", stdout=out)
     assert "Demo cloud ready" in out.getvalue()
@@ -44,6 +48,14 @@ def test_seed_builds_the_demo_cloud_and_a_second_run_changes_nothing(db):
     for image in images.values():
         assert (image.status, image.visibility, image.size) == (Image.ACTIVE, Image.PUBLIC, demo.IMAGE_BYTES)
     assert properties_of(images["demo-windows"])["os_distro"] == "windows"
+    group = ServerGroup.objects.get()
+    assert (group.name, group.policy, group.project_id) == ("web", "anti-affinity", demo.PROJECTS[1][1])
+    members = Server.objects.filter(uuid__in=group.members.values("server_uuid"))
+    assert sorted(members.values_list("name", "vm_state")) == [(n, "active") for n in ("web-1", "web-2", "web-3")], [
+        m.fault for m in members
+    ]
+    assert len(set(members.values_list("host", flat=True))) == 3  # anti-affinity: a host each
+    assert AddressAllocation.objects.filter(server__in=members, kind="fixed").count() == 3
 
     before = every_row()
     out = StringIO()

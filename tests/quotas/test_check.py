@@ -53,3 +53,21 @@ def test_resize_deltas_and_check(project, system):
         quotas.check_resize(project, None, small, large)
     assert refused.value.message == "Quota exceeded for cores: Requested 29, but already used 0 of 20 cores"
     quotas.check_resize(project, None, large, small)
+
+
+def test_a_boot_into_a_group_counts_its_members_in_the_same_check(project, system):
+    """``check_boot`` with the group's members: the servers fit or not as
+    before; then the group's members, as Nova checks them after the
+    instances; the instances' message first when both are over."""
+    quotas.update(system, project, {"instances": 10, "server_group_members": 3})
+    with transaction.atomic():
+        assert quotas.check_boot(project, "u1", 1, 512, 1, 2, group_members=1) == 2
+        with pytest.raises(quotas.QuotaExceeded) as refused:
+            quotas.check_boot(project, "u1", 1, 512, 1, 3, group_members=1)
+        assert refused.value.message == "Quota exceeded, too many servers in group"
+    quotas.update(system, project, {"instances": 1})
+    with transaction.atomic():
+        assert quotas.check_boot(project, "u1", 1, 512, 1, 3, group_members=1) == 1  # min_count honoured
+        with pytest.raises(quotas.QuotaExceeded) as refused:
+            quotas.check_boot(project, "u1", 1, 512, 2, 2, group_members=3)
+        assert refused.value.message == "Quota exceeded for instances: Requested 2, but already used 0 of 1 instances"
