@@ -30,31 +30,17 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
-from databases import recreate  # bench/databases.py, beside this script
+from databases import recreate, start_django  # bench/databases.py, beside this script
 from scheduler_bench import ALL_FILTERS, build_cloud
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(args):
-    os.environ.update(
-        DATABASE_URL=args.database_url,
-        PLACEMENT_URL="",
-        AUTH_STRATEGY="noauth2",
-        ENABLED_FILTERS=ALL_FILTERS,
-        LOG_LEVEL="WARNING",
-        SERVICE_DOWN_TIME="86400",
-        CELERY_BROKER_URL="",
-        DJANGO_SETTINGS_MODULE="config.settings",
-    )
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
+    start_django(args.database_url, ENABLED_FILTERS=ALL_FILTERS)
     from aggregates.capacity import counting
     from aggregates.demo.seed import FLAVORS
     from aggregates.flavors.models import Flavor, FlavorExtraSpec

@@ -31,26 +31,14 @@ import time
 import uuid
 from pathlib import Path
 
-from databases import recreate  # bench/databases.py, beside this script
+from databases import recreate, start_django  # bench/databases.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAVOR = {"vcpus": 2, "ram": 4096, "disk": 20, "ephemeral": 0, "swap": 0, "original_name": "m1.medium"}
 
 
 def run_one(args):
-    os.environ.update(
-        DATABASE_URL=args.database_url,
-        PLACEMENT_URL="",
-        AUTH_STRATEGY="noauth2",
-        LOG_LEVEL="WARNING",
-        SERVICE_DOWN_TIME="86400",  # the hosts heartbeat once, when built
-        MAINTENANCE_CONCURRENCY=str(args.concurrency),
-        DJANGO_SETTINGS_MODULE="config.settings",
-    )
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
+    start_django(args.database_url, MAINTENANCE_CONCURRENCY=str(args.concurrency))
     from django.core.management import call_command
     from django.db.models import F
     from django.utils import timezone

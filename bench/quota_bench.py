@@ -19,11 +19,10 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
-from databases import recreate  # bench/databases.py, beside this script
+from databases import recreate, start_django  # bench/databases.py, beside this script
 from scheduler_bench import ALL_FILTERS, build_cloud
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,22 +38,12 @@ def main():
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/corral_quota_bench")
     args = parser.parse_args()
     recreate(args.database_url)
-    os.environ.update(
-        DATABASE_URL=args.database_url,
-        PLACEMENT_URL="",
-        CELERY_BROKER_URL="",
-        AUTH_STRATEGY="noauth2",
+    start_django(
+        args.database_url,
         ENABLED_FILTERS=ALL_FILTERS,
         LIMIT_TENANTS_TO_PLACEMENT_AGGREGATE="true",
         ENABLE_ISOLATED_AGGREGATE_FILTERING="true",
-        LOG_LEVEL="WARNING",
-        SERVICE_DOWN_TIME="86400",
-        DJANGO_SETTINGS_MODULE="config.settings",
     )
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
     from django.conf import settings
     from django.db import transaction
 

@@ -43,7 +43,7 @@ import time
 import uuid as uuid_mod
 from pathlib import Path
 
-from databases import recreate  # bench/databases.py, beside this script
+from databases import recreate, start_django  # bench/databases.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL_FILTERS = (
@@ -53,21 +53,12 @@ ALL_FILTERS = (
 
 
 def run_one(args):
-    os.environ.update(
-        DATABASE_URL=args.database_url,
-        PLACEMENT_URL="",
-        AUTH_STRATEGY="noauth2",
+    start_django(
+        args.database_url,
         ENABLED_FILTERS=ALL_FILTERS,
         LIMIT_TENANTS_TO_PLACEMENT_AGGREGATE="true",
         ENABLE_ISOLATED_AGGREGATE_FILTERING="true",
-        LOG_LEVEL="WARNING",
-        SERVICE_DOWN_TIME="86400",  # the hosts heartbeat once, when built
-        DJANGO_SETTINGS_MODULE="config.settings",
     )
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
     from django.db import connection
 
     from aggregates.images.models import Image

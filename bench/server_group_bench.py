@@ -35,7 +35,7 @@ import sys
 import time
 from pathlib import Path
 
-from databases import recreate  # bench/databases.py, beside this script
+from databases import recreate, start_django  # bench/databases.py, beside this script
 from scheduler_bench import build_cloud
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,20 +50,7 @@ PROJECT = "group-bench"
 
 
 def run(args):
-    os.environ.update(
-        DATABASE_URL=args.database_url,
-        PLACEMENT_URL="",
-        AUTH_STRATEGY="noauth2",
-        ENABLED_FILTERS=FILTERS,
-        LOG_LEVEL="WARNING",
-        SERVICE_DOWN_TIME="86400",
-        CELERY_BROKER_URL="",
-        DJANGO_SETTINGS_MODULE="config.settings",
-    )
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
+    start_django(args.database_url, ENABLED_FILTERS=FILTERS)
     from django.conf import settings
     from django.db import connection
     from django.test.utils import CaptureQueriesContext

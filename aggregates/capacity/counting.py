@@ -34,8 +34,9 @@ from aggregates.placement_client import PlacementError, client
 from aggregates.quotas import services as quotas
 from aggregates.scheduling import engine, prefilters
 from aggregates.scheduling import filters as host_filters
+from aggregates.scheduling import services as scheduling
 from aggregates.scheduling.host_state import AggregateInfo, HostState
-from aggregates.scheduling.request import AddressNeed, FlavorSpec, RequestSpec
+from aggregates.scheduling.request import AddressNeed, RequestSpec
 
 # What stops a host that has nothing of the class asked for, or no room for one more.
 NO_HOSTS = "no_hosts"
@@ -121,17 +122,7 @@ def spec_of(flavor: Flavor, extra_specs: Mapping[str, str], project_id: str | No
     """The request spec of one server of ``flavor`` (no image, any zone).
     Without a project the spec's project is none of the projects an
     aggregate isolates to: tenant-isolated hosts count for nobody."""
-    flavor_spec = FlavorSpec(
-        name=flavor.name,
-        flavorid=flavor.flavorid,
-        vcpus=flavor.vcpus,
-        memory_mb=flavor.memory_mb,
-        root_gb=flavor.root_gb,
-        ephemeral_gb=flavor.ephemeral_gb,
-        swap=flavor.swap,
-        extra_specs=dict(extra_specs),
-    )
-    return RequestSpec(flavor=flavor_spec, project_id=project_id or "")
+    return RequestSpec(flavor=scheduling.flavor_spec_of(flavor, extra_specs), project_id=project_id or "")
 
 
 def _node(

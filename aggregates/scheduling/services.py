@@ -5,7 +5,7 @@ is called through the placement client, never with a transaction open."""
 import dataclasses
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,20 @@ class ScheduleResult:
     decision: SchedulingDecision | None = None
 
 
+def flavor_spec_of(flavor: Flavor, extra_specs: Mapping[str, str]) -> FlavorSpec:
+    """What the scheduler asks of a server of ``flavor`` with ``extra_specs``."""
+    return FlavorSpec(
+        name=flavor.name,
+        flavorid=flavor.flavorid,
+        vcpus=flavor.vcpus,
+        memory_mb=flavor.memory_mb,
+        root_gb=flavor.root_gb,
+        ephemeral_gb=flavor.ephemeral_gb,
+        swap=flavor.swap,
+        extra_specs=dict(extra_specs),
+    )
+
+
 def request_spec_for(
     flavor: Flavor,
     image: Image | None,
@@ -62,16 +76,7 @@ def request_spec_for(
 ) -> RequestSpec:
     """The request spec of a boot or an explanation (the flavor's extra specs
     and the image's properties read now)."""
-    flavor_spec = FlavorSpec(
-        name=flavor.name,
-        flavorid=flavor.flavorid,
-        vcpus=flavor.vcpus,
-        memory_mb=flavor.memory_mb,
-        root_gb=flavor.root_gb,
-        ephemeral_gb=flavor.ephemeral_gb,
-        swap=flavor.swap,
-        extra_specs=dict(flavor.extra_spec_items.values_list("key", "value")),
-    )
+    flavor_spec = flavor_spec_of(flavor, dict(flavor.extra_spec_items.values_list("key", "value")))
     image_spec = None
     if image is not None:
         image_spec = ImageSpec(
