@@ -368,7 +368,7 @@ class Limits:
     min_unit: int
     max_unit: int
     step_size: int
-    used: int | None
+    used: int  # as counted before this write (what it released included)
 
 
 def _limits(provider_ids: Collection[int], class_ids: Collection[int]) -> dict[tuple[int, int], Limits]:
