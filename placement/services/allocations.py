@@ -535,18 +535,18 @@ def delete_consumer_allocations(consumer_uuid: str) -> None:
     upstream; the providers are locked while their usage goes down)."""
     with transaction.atomic():
         consumer = Consumer.objects.select_for_update().filter(uuid=consumer_uuid).first()
-        released: Usage = defaultdict(int)
+        change: Usage = defaultdict(int)
         if consumer is not None:
             for rp_id, class_id, used in _sql(
                 f"DELETE FROM {_table(Allocation)} WHERE consumer_id = %s "
                 "RETURNING resource_provider_id, resource_class_id, used",
                 [consumer.id],
             ):
-                released[(rp_id, class_id)] -= used
-        if not released:
+                change[(rp_id, class_id)] -= used
+        if consumer is None or not change:  # (a deletion is undone with the transaction)
             raise errors.NotFound(f"No allocations for consumer '{consumer_uuid}'")
-        _lock_providers({rp_id for rp_id, _ in released})
-        _add_usage(released)
+        _lock_providers({rp_id for rp_id, _ in change})
+        _add_usage(change)
         consumer.delete()
 
 
