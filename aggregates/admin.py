@@ -413,3 +413,10 @@ class ServerGroupAdmin(ReadOnlyAdmin):
 class ServerGroupMemberAdmin(ReadOnlyAdmin):
     list_display = ("group", "server_uuid", "host", "created_at")
     search_fields = ("server_uuid", "host")
+
+
+@admin.register(models.CapacitySample)
+class CapacitySampleAdmin(ReadOnlyAdmin):
+    list_display = ("taken_at", "scope", "name", "zone", "hosts")
+    list_filter = ("scope",)
+    search_fields = ("name", "zone")

@@ -5,6 +5,7 @@ package, never from here."""
 
 from aggregates.addressing.models import AddressAllocation, AddressPool  # noqa: F401
 from aggregates.audit.models import Event  # noqa: F401
+from aggregates.capacity.models import CapacitySample  # noqa: F401
 from aggregates.flavors.models import Flavor, FlavorAccess, FlavorExtraSpec  # noqa: F401
 from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata  # noqa: F401
 from aggregates.hosts.models import ComputeNode, Service  # noqa: F401

@@ -19,6 +19,7 @@ TASK_MODULES = (
     "aggregates.servers.tasks",
     "aggregates.moves.tasks",
     "aggregates.maintenance.tasks",
+    "aggregates.capacity.tasks",
 )
 
 app = Celery("corral")

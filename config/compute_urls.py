@@ -6,6 +6,7 @@ framework (aggregates.compute_api), which the domains' views import."""
 from django.urls import path, re_path
 
 from aggregates.addressing import api as addressing
+from aggregates.capacity import api as capacity
 from aggregates.compute_api import extensions, versions
 from aggregates.compute_api.base import UnknownRouteView
 from aggregates.flavors import api as flavors
@@ -66,6 +67,8 @@ urlpatterns = [
     path("os-maintenance-jobs", maintenance.MaintenanceJobListView.as_view()),
     path("os-maintenance-jobs/<str:job_id>", maintenance.MaintenanceJobView.as_view()),
     path("os-capacity-headroom", maintenance.CapacityHeadroomView.as_view()),
+    # capacity by flavor (Corral's own)
+    path("os-capacity", capacity.CapacityView.as_view()),
     # Nova's image proxy (to 2.35; its metadata to 2.38) over Corral's images
     path("images", compute_proxy.ImageListView.as_view()),
     path("images/detail", compute_proxy.ImageDetailListView.as_view()),

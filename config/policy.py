@@ -106,6 +106,7 @@ COMPUTE_RULES: dict[str, str] = {
     "corral:os-hosts:maintenance": ADMIN,
     "corral:os-maintenance-jobs": ADMIN,
     "corral:os-capacity-headroom": ADMIN,
+    "corral:os-capacity": ADMIN,
     # Servers: a project's members create, update and delete its servers (the
     # services keep each caller to its own project's servers, admins to all).
     "os_compute_api:servers:create": PROJECT_MEMBER_OR_ADMIN,

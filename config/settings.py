@@ -405,6 +405,14 @@ ALLOW_RESIZE_TO_SAME_HOST = env_bool("ALLOW_RESIZE_TO_SAME_HOST", False)
 # delete is immediate.
 RECLAIM_INSTANCE_INTERVAL = max(0, env_int("RECLAIM_INSTANCE_INTERVAL", 0))
 
+# Capacity by flavor (aggregates/capacity): corral.capacity.sample records how
+# many more servers of each public flavor fit per zone and aggregate at most
+# once every CAPACITY_SAMPLE_SECONDS (the console's history, the
+# corral_capacity_servers metric); samples older than CAPACITY_HISTORY_DAYS
+# are pruned.
+CAPACITY_SAMPLE_SECONDS = max(60, env_int("CAPACITY_SAMPLE_SECONDS", 900))
+CAPACITY_HISTORY_DAYS = max(1, env_int("CAPACITY_HISTORY_DAYS", 14))
+
 # Quotas (aggregates/quotas): the defaults of every project, Nova's [quota]
 # options of the same names (-1: unlimited); a project's, a user's or the
 # "default" quota class's own limits override them. QUOTA_DRIVER "noop"

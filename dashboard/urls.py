@@ -5,6 +5,7 @@ from django.views.generic import RedirectView
 from . import (
     address_views,
     aggregate_views,
+    capacity_views,
     flavor_views,
     host_views,
     identity_views,
@@ -52,6 +53,7 @@ urlpatterns = [
     path("maintenance/jobs/<uuid:job_uuid>/", maintenance_views.job_detail, name="maintenance_job"),
     path("maintenance/jobs/<uuid:job_uuid>/progress/", maintenance_views.job_progress, name="maintenance_job_progress"),
     path("maintenance/headroom/", maintenance_views.headroom, name="maintenance_headroom"),
+    path("capacity/", capacity_views.capacity, name="capacity"),
     path("addresses/", address_views.pool_list, name="address_pools"),
     path("addresses/new/", address_views.pool_create, name="address_pool_create"),
     path("addresses/<str:pool_id>/", address_views.pool_detail, name="address_pool"),

@@ -6,6 +6,9 @@ Placement API and no HTTP client can reach them."""
 from placement.api import usages
 from placement.api.base import Route
 
-ROUTES = [Route("_corral/provider_usages", GET=usages.usages_of_providers)]
+ROUTES = [
+    Route("_corral/provider_usages", GET=usages.usages_of_providers),
+    Route("_corral/provider_rooms", GET=usages.rooms_of_providers),
+]
 
 urlpatterns = [route.urlpattern() for route in ROUTES]

@@ -7,7 +7,7 @@ what would be left free."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,17 +58,26 @@ class Headroom:
 
 
 @dataclass
-class _HostLoad:
+class HostLoad:
+    """What a host's providers hold: capacity and usage per resource class."""
+
     host: str
     capacity: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     used: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 
+    def add(self, inventories: Mapping[str, Mapping[str, Any]], usages: Mapping[str, float]) -> None:
+        """Count a provider's inventories (capacity: (total - reserved) * ratio) and usages."""
+        for rc, inventory in inventories.items():
+            self.capacity[rc] += (inventory["total"] - inventory["reserved"]) * inventory["allocation_ratio"]
+        for rc, amount in usages.items():
+            self.used[rc] += amount
 
-def _loads(placement: PlacementClient, hosts: Iterable[str], member_of: Sequence[str]) -> dict[str, _HostLoad]:
+
+def _loads(placement: PlacementClient, hosts: Iterable[str], member_of: Sequence[str]) -> dict[str, HostLoad]:
     """Capacity and usage per host, from one allocation-candidates summary
     of the set's providers (every class of each, since placement 1.27);
     a provider it leaves out (no VCPU free) is read on its own."""
-    loads = {host: _HostLoad(host) for host in hosts}
+    loads = {host: HostLoad(host) for host in hosts}
     query = prefilters.PlacementQuery(resources={"VCPU": 1}, member_of=[sorted(member_of)] if member_of else [])
     summaries = engine.query_candidates(placement, query).get("provider_summaries", {})
     for host, node_uuid in ComputeNode.objects.filter(host__in=list(loads)).values_list("host", "uuid"):
@@ -79,14 +88,11 @@ def _loads(placement: PlacementClient, hosts: Iterable[str], member_of: Sequence
                 load.capacity[rc] += figures["capacity"]
                 load.used[rc] += figures["used"]
             continue
-        for rc, inventory in placement.provider_inventories(node_uuid).items():
-            load.capacity[rc] += (inventory["total"] - inventory["reserved"]) * inventory["allocation_ratio"]
-        for rc, amount in placement.provider_usages(node_uuid).items():
-            load.used[rc] += amount
+        load.add(placement.provider_inventories(node_uuid), placement.provider_usages(node_uuid))
     return loads
 
 
-def _load_key(load: _HostLoad, servers: int) -> tuple[Any, ...]:
+def _load_key(load: HostLoad, servers: int) -> tuple[Any, ...]:
     """The most loaded host first: by MEMORY_MB used, then VCPU, DISK_GB, servers, name."""
     return (
         -load.used.get("MEMORY_MB", 0),
@@ -95,6 +101,48 @@ def _load_key(load: _HostLoad, servers: int) -> tuple[Any, ...]:
         -servers,
         load.host,
     )
+
+
+@dataclass
+class Loss:
+    """The hosts of a set that would be lost, the servers they run, and
+    where the scheduler would put each of them on the hosts that remain."""
+
+    lost: list[str]
+    remaining: list[str]
+    moving: list[Server]
+    planned: list[planning.PlannedMove]
+
+
+def plan_loss(
+    members: Sequence[str],
+    member_of: Sequence[str],
+    loads: Mapping[str, HostLoad],
+    hosts: int,
+    placement: PlacementClient,
+) -> Loss:
+    """Lose the ``hosts`` most loaded of ``members`` (by ``loads``): their
+    servers, the biggest first, planned onto the others (placement asked
+    about the aggregates ``member_of`` only). The one choice of the hosts
+    whose loss hurts most, for the headroom and for capacity by flavor."""
+    alive = Server.objects.filter(deleted_at__isnull=True).exclude(vm_state=Server.DELETED)
+    counts = dict(alive.filter(host__in=members).values("host").annotate(n=Count("id")).values_list("host", "n"))
+    ranked = sorted(
+        (loads.get(h) or HostLoad(h) for h in members), key=lambda load: _load_key(load, counts.get(load.host, 0))
+    )
+    lost = [load.host for load in ranked[:hosts]]
+    remaining = [h for h in members if h not in lost]
+    moving = list(alive.filter(host__in=lost).order_by("created_at", "id"))
+    # The hardest to place first: the biggest servers.
+    moving.sort(key=lambda s: (-int((s.flavor or {}).get("ram", 0)), -int((s.flavor or {}).get("vcpus", 0))))
+    planned = planning.plan_moves(
+        moving,
+        emptied=set(lost),
+        within=set(remaining),
+        member_of=member_of,
+        placement=placement,
+    )
+    return Loss(lost, remaining, moving, planned)
 
 
 def capacity_headroom(
@@ -130,21 +178,8 @@ def capacity_headroom(
         loads = _loads(placement, members, member_of)
     except PlacementError as failed:
         raise Unavailable(f"Placement could not be read: {failed}") from failed
-    alive = Server.objects.filter(deleted_at__isnull=True).exclude(vm_state=Server.DELETED)
-    counts = dict(alive.filter(host__in=members).values("host").annotate(n=Count("id")).values_list("host", "n"))
-    ranked = sorted(loads.values(), key=lambda load: _load_key(load, counts.get(load.host, 0)))
-    lost = [load.host for load in ranked[:hosts]]
-    remaining = [h for h in members if h not in lost]
-    moving = list(alive.filter(host__in=lost).order_by("created_at", "id"))
-    # The hardest to place first: the biggest servers.
-    moving.sort(key=lambda s: (-int((s.flavor or {}).get("ram", 0)), -int((s.flavor or {}).get("vcpus", 0))))
-    planned = planning.plan_moves(
-        moving,
-        emptied=set(lost),
-        within=set(remaining),
-        member_of=member_of,
-        placement=placement,
-    )
+    loss = plan_loss(members, member_of, loads, hosts, placement)
+    lost, remaining, moving, planned = loss.lost, loss.remaining, loss.moving, loss.planned
     open_hosts = set(
         Service.objects.up()
         .filter(binary=Service.COMPUTE, disabled=False, host__in=remaining)

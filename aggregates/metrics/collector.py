@@ -1,5 +1,6 @@
 """The gauges read from the database at scrape time: the placement outbox,
-the last reconciliation's drift, long jobs, and compute services. A fixed
+the last reconciliation's drift, long jobs, compute services, and the
+latest capacity sample. A fixed
 handful of queries whatever the cloud's size (no query per host or job)."""
 
 import logging
@@ -14,6 +15,7 @@ from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from aggregates.capacity.models import CapacitySample
 from aggregates.hosts.models import Service, up_q
 from aggregates.jobs.models import LongJob
 from aggregates.maintenance.models import MaintenanceJob
@@ -34,7 +36,7 @@ class DatabaseCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("corral_database_up", "1 when this scrape could read the database, else 0.")
         try:
-            metrics = [*outbox(), *reconciliation(), *jobs(), services()]
+            metrics = [*outbox(), *reconciliation(), *jobs(), services(), capacity()]
         except DatabaseError:
             log.warning("metrics: the database could not be read", exc_info=True)
             up.add_metric([], 0)
@@ -145,6 +147,22 @@ def services() -> Metric:
         by_zone[(binary, zone, state)] += n
     for (binary, zone, state), n in sorted(by_zone.items()):
         gauge.add_metric([binary, zone, state], n)
+    return gauge
+
+
+def capacity() -> Metric:
+    """How many more servers of each flavor fit, per zone (``aggregate`` "")
+    and per aggregate (with its zone, "" when none), as the latest capacity
+    sample recorded it (two queries; nothing is counted at scrape time)."""
+    gauge = GaugeMetricFamily(
+        "corral_capacity_servers",
+        'More servers of the flavor that fit, per zone (aggregate="") and per aggregate, at the latest sample.',
+        labels=["flavor", "zone", "aggregate"],
+    )
+    for row in CapacitySample.latest():
+        aggregate = row.name if row.scope == CapacitySample.AGGREGATE else ""
+        for flavor, figure in sorted((row.figures or {}).items()):
+            gauge.add_metric([flavor, row.zone, aggregate], int(figure.get("servers", 0)))
     return gauge
 
 

@@ -279,6 +279,34 @@ class PlacementClient:
                 continue
         return usages
 
+    def rooms_of_providers(self, provider_uuids: Iterable[uuid.UUID | str]) -> dict[str, dict[str, Any]]:
+        """{provider uuid: {"inventories": {class: record}, "usages": {class:
+        used}, "traits": [names]}} for each of ``provider_uuids`` that
+        placement knows: one read from Corral's own placement in process,
+        three reads per provider from any other."""
+        wanted = [str(value) for value in provider_uuids]
+        if self.in_process:
+            if not wanted:
+                return {}
+            data = self._read(
+                "/_corral/provider_rooms",
+                microversions.INTERNAL_READS,
+                "Reading the providers' inventories, usages and traits",
+                params={"uuids": ",".join(wanted)},
+            )
+            return dict(data["rooms"])
+        rooms = {}
+        for provider_uuid in wanted:
+            try:
+                rooms[provider_uuid] = {
+                    "inventories": self.provider_inventories(provider_uuid),
+                    "usages": self.provider_usages(provider_uuid),
+                    "traits": self.provider_traits(provider_uuid),
+                }
+            except ProviderNotFound:
+                continue
+        return rooms
+
     def provider_traits(self, provider_uuid: uuid.UUID | str, max_age: float = 0) -> list[str]:
         """The provider's traits, sorted."""
         data = self._read(

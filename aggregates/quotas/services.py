@@ -503,6 +503,31 @@ def check_metadata_items(project_id: str, count: int) -> None:
         raise QuotaExceeded(f"Maximum number of metadata items exceeds {limit}", ["metadata_items"], field="metadata")
 
 
+def _headroom(
+    limits: Mapping[str, int], used: Mapping[str, int], vcpus: int, ram: int, cap: int | None
+) -> tuple[int | None, str]:
+    """Nova's headroom: how many more servers of a flavor with ``vcpus`` and
+    ``ram`` each limited resource takes (an unlimited cores or ram follows the
+    instances), at most ``cap``; and the resource that limits it ("" when
+    none does, None then for no cap)."""
+    allowed, limiting = cap, ""
+    for resource, each in (("instances", 1), ("cores", vcpus), ("ram", ram)):
+        if each and not _unlimited(limits[resource]):
+            left = max((limits[resource] - used[resource]) // each, 0)
+            if allowed is None or left < allowed:
+                allowed, limiting = left, resource
+    return allowed, limiting
+
+
+def servers_left(project_id: str, vcpus: int, ram: int) -> tuple[int | None, str]:
+    """How many more servers of a flavor with ``vcpus`` and ``ram`` the
+    project's quota allows (None: no limit), and the resource that limits it
+    (instances, cores or ram): what a boot's check would count."""
+    if not enforced():
+        return None, ""
+    return _headroom(limits(project_id), _server_counts(project_id), vcpus, ram, None)
+
+
 def check_boot(project_id: str, user_id: str | None, vcpus: int, ram: int, min_count: int, max_count: int) -> int:
     """Nova's check_num_instances_quota, inside the boot's transaction
     (before its rows are written): how many of min_count..max_count servers
@@ -515,12 +540,8 @@ def check_boot(project_id: str, user_id: str | None, vcpus: int, ram: int, min_c
     over = _over(project_id, user_id, deltas, None, None)
     if over is None:
         return max_count
-    # Nova's headroom: how many more of the flavor each limited resource takes
-    # (an unlimited cores or ram follows the instances).
-    allowed = max_count
-    for resource, each in (("instances", 1), ("cores", vcpus), ("ram", ram)):
-        if each and not _unlimited(over.limits[resource]):
-            allowed = min(allowed, (over.limits[resource] - over.used[resource]) // each)
+    left, _ = _headroom(over.limits, over.used, vcpus, ram, max_count)
+    allowed = max_count if left is None else left
     if min_count <= allowed < max_count:
         return check_boot(project_id, user_id, vcpus, ram, min_count, allowed)
     instances = str(min_count) if min_count == max_count else f"{min_count}-{max_count}"

@@ -42,6 +42,10 @@ class HostFilter:
     # Placing an instance on one host may change the verdict on others (all
     # are judged again before the request's next instance).
     judges_every_host_again: ClassVar[bool] = False
+    # The verdict depends on the request's flavor (False: the same for every
+    # flavor of one request otherwise alike; capacity by flavor judges such a
+    # filter once per host, not once per flavor and host).
+    reads_flavor: ClassVar[bool] = True
 
     def host_passes(self, host: HostState, spec: RequestSpec) -> str | None:
         """None when the host passes, else the reason it does not."""
@@ -147,6 +151,8 @@ def image_properties(image: ImageSpec | None) -> dict[str, str]:
 class ComputeFilter(HostFilter):
     """The host's compute service must be enabled and up."""
 
+    reads_flavor = False
+
     name = "ComputeFilter"
     run_filter_once_per_request = True
 
@@ -216,6 +222,8 @@ class AggregateMultiTenancyIsolation(HostFilter):
     only the projects listed there (comma lists allowed). Hosts outside such
     aggregates take every project."""
 
+    reads_flavor = False
+
     name = "AggregateMultiTenancyIsolation"
     run_filter_once_per_request = True
 
@@ -243,6 +251,8 @@ class AggregateImagePropertiesIsolation(HostFilter):
     start with namespace + separator count (the key is still compared whole,
     so the namespace restricts, it is not stripped); the option is deprecated
     and using it logs a warning."""
+
+    reads_flavor = False
 
     name = "AggregateImagePropertiesIsolation"
     run_filter_once_per_request = True
@@ -276,20 +286,25 @@ class _CountLimitFilter(HostFilter):
     or (per-aggregate variant) the smallest aggregate value of the setting's
     key, falling back to the setting."""
 
+    reads_flavor = False
+
     key: ClassVar[str]  # Nova's option name, also the aggregate metadata key
     counter: ClassVar[str]  # HostState attribute counted
     counted: ClassVar[str]  # what the counter counts, for the reason
     per_aggregate: ClassVar[bool] = False
 
-    def host_passes(self, host: HostState, spec: RequestSpec) -> str | None:
-        setting_name = self.key.upper()
-        default = int(getattr(settings, setting_name))
+    def limit(self, host: HostState) -> tuple[int, list[str]]:
+        """The host's limit, and the aggregates it comes from (none: the setting)."""
+        default = int(getattr(settings, self.key.upper()))
         aggregates = metadata.aggregates_with_key(host, self.key) if self.per_aggregate else []
-        limit = metadata.numeric_value(host, self.key, default, cast=int) if aggregates else default
+        return (int(metadata.numeric_value(host, self.key, default, cast=int)) if aggregates else default), aggregates
+
+    def host_passes(self, host: HostState, spec: RequestSpec) -> str | None:
+        limit, aggregates = self.limit(host)
         count = getattr(host, self.counter)
         if count < limit:
             return None
-        source = f"{self.key} of aggregates {_listing(aggregates)}" if aggregates else f"setting {setting_name}"
+        source = f"{self.key} of aggregates {_listing(aggregates)}" if aggregates else f"setting {self.key.upper()}"
         return f"host {host.host} has {count} {self.counted}, at or over its limit of {limit} ({source})"
 
 
@@ -326,9 +341,9 @@ class AggregateTypeAffinityFilter(HostFilter):
     run_filter_once_per_request = True
 
     def host_passes(self, host: HostState, spec: RequestSpec) -> str | None:
-        raw_values = metadata.values_from_key(host, "instance_type")
-        listed = {name.strip() for value in raw_values for name in value.split(",")}
-        if not raw_values or spec.flavor.name in listed:
+        # The comma-split values of every aggregate's instance_type, worked out once per host.
+        listed = metadata.metadata_by_host(host).get("instance_type")
+        if listed is None or spec.flavor.name in listed:
             return None
         return (
             f"flavor {spec.flavor.name} is not in the instance_type list of host {host.host}'s aggregates "
@@ -378,6 +393,8 @@ class ImagePropertiesFilter(HostFilter):
     version (``img_hv_requested_version``) must be ones the host supports.
     An image setting none of them fits every host."""
 
+    reads_flavor = False
+
     name = "ImagePropertiesFilter"
     run_filter_once_per_request = True
     run_on_rebuild = True
@@ -417,6 +434,8 @@ class ImagePropertiesFilter(HostFilter):
 class SameHostFilter(HostFilter):
     """With a ``same_host`` hint, only the hosts named there qualify."""
 
+    reads_flavor = False
+
     name = "SameHostFilter"
     run_filter_once_per_request = True
 
@@ -428,6 +447,8 @@ class SameHostFilter(HostFilter):
 
 class DifferentHostFilter(HostFilter):
     """With a ``different_host`` hint, the hosts named there are excluded."""
+
+    reads_flavor = False
 
     name = "DifferentHostFilter"
     run_filter_once_per_request = True
@@ -442,6 +463,8 @@ class AddressPoolFilter(HostFilter):
     """Corral's own, always run: the host must be served by an address pool
     with a free address for each address the server needs (its own pools
     serve a moved server without one)."""
+
+    reads_flavor = False
 
     name = "AddressPoolFilter"
 
@@ -491,6 +514,8 @@ class ServerGroupAntiAffinityFilter(HostFilter):
     """A member of an anti-affinity group goes to a host running fewer than
     max_server_per_host (default 1) of its members."""
 
+    reads_flavor = False
+
     name = "ServerGroupAntiAffinityFilter"
     policy = "anti-affinity"
 
@@ -503,6 +528,8 @@ class ServerGroupAntiAffinityFilter(HostFilter):
 class ServerGroupAffinityFilter(HostFilter):
     """A member of an affinity group goes to a host running its members
     (any host while none is placed)."""
+
+    reads_flavor = False
 
     name = "ServerGroupAffinityFilter"
     policy = "affinity"

@@ -45,6 +45,7 @@ NAV_SECTIONS = {
     "servers": "servers",
     "server-groups": "servers",
     "scheduling": "scheduling",
+    "capacity": "capacity",
     "images": "images",
     "resource-providers": "providers",
     "projects": "identity",

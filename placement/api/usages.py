@@ -50,10 +50,26 @@ def usages_of_providers(request: PlacementRequest) -> HttpResponse:
     many providers in one read, ``?uuids=<uuid>,<uuid>...``, as
     ``{"usages": {uuid: {class: used}}}``; unknown providers are left out."""
     authorize(request, "placement:resource_providers:usages")
+    return json_response(request, {"usages": allocation_service.usages_of_providers(_uuids_of(request))})
+
+
+def _uuids_of(request: PlacementRequest) -> list[str]:
     uuids = [value for value in request.GET.get("uuids", "").split(",") if value]
     for value in uuids:
         try:
             uuid.UUID(value)
         except ValueError:
             raise errors.Invalid(f"Invalid query string parameters: {value!r} is not a uuid") from None
-    return json_response(request, {"usages": allocation_service.usages_of_providers(uuids)})
+    return uuids
+
+
+@handler(returns_json=True)
+def rooms_of_providers(request: PlacementRequest) -> HttpResponse:
+    """Corral's own, served only to its in-process placement client: the
+    inventories, usages and traits of many providers in one read,
+    ``?uuids=<uuid>,<uuid>...``, as ``{"rooms": {uuid: {"inventories",
+    "usages", "traits"}}}``; unknown providers are left out."""
+    authorize(request, "placement:resource_providers:inventories:list")
+    authorize(request, "placement:resource_providers:usages")
+    authorize(request, "placement:resource_providers:traits:list")
+    return json_response(request, {"rooms": allocation_service.rooms_of_providers(_uuids_of(request))})

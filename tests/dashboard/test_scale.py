@@ -39,3 +39,15 @@ def test_an_aggregate_with_hundreds_of_hosts_shows_a_page_of_them(
     page = response.context["hosts_page"]
     assert page.paginator.count > 400 and page.number == 2 and len(response.context["host_rows"]) == 50
     assert b"Next" in response.content
+
+
+def test_the_capacity_page_stays_bounded(admin_client, big_cloud, settings, monkeypatch, django_assert_max_num_queries):
+    """Capacity by flavor over 5,000 hosts and 500 aggregates (placement in process): a fixed number of queries."""
+    from aggregates.capacity import services
+    from tests.plugins.cloud import own_placement
+
+    own_placement(settings, monkeypatch)
+    assert services.sample() == AGGREGATES + 5  # 5 zones; the first read of placement mints the service token
+    with django_assert_max_num_queries(19):
+        response = admin_client.get("/capacity/")
+    assert response.status_code == 200 and response.content.count(b"<tr data-scope") == AGGREGATES + 5
