@@ -1,9 +1,14 @@
 """Allocation candidates in process, one side of an A/B comparison of two
 checkouts on the same database (read only):
 
-    for code in /path/a /path/b /path/a /path/b; do
-        .venv/bin/python bench/candidates_inprocess.py --code $code --database-url postgres://.../db --reps 60
+    for code in /tmp/a /tmp/b /tmp/a /tmp/b; do   # e.g. git archive <commit> | tar -x -C /tmp/a
+        (cd $code && PYTHONPATH=$code .venv/bin/python bench/candidates_inprocess.py \
+            --code $code --database-url postgres://.../db --reps 60)
     done
+
+(Run from the checkout with PYTHONPATH set to it: the virtualenv's editable
+install otherwise decides which checkout is imported. The output names the
+file of the engine imported.)
 
 Times GET /allocation_candidates through Django's test client (limit=1000,
 member_of three aggregates, no limit; the shared workload's resources), the
@@ -78,7 +83,7 @@ def main() -> None:
         "member_of3": f"resources={RESOURCES}&limit=1000&member_of=in:{','.join(aggregates)}",
         "nolimit": f"resources={RESOURCES}",
     }
-    out: dict[str, object] = {"code": args.code, "load1": round(os.getloadavg()[0], 2)}
+    out: dict[str, object] = {"code": engine.__file__, "load1": round(os.getloadavg()[0], 2)}
     for name, params in queries.items():
         for _ in range(2):
             response = client.get(f"/placement/allocation_candidates?{params}", headers=headers)
