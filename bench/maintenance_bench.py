@@ -124,6 +124,10 @@ def run_one(args):
         ],
         batch_size=5000,
     )
+    # Rows written directly: the inventories' usage is counted from them.
+    from placement.services.allocations import recount_usages
+
+    recount_usages()
     built = time.monotonic() - started
 
     # Headroom first, while cn00000 carries its servers (the most loaded host).

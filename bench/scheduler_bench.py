@@ -370,6 +370,10 @@ def add_servers(args, nodes, providers, classes, rng):
             ],
             batch_size=5000,
         )
+        # Rows written directly: the inventories' usage is counted from them.
+        from placement.services.allocations import recount_usages
+
+        recount_usages()
     # The providers' generations moved with their allocations.
     pm.ResourceProvider.objects.filter(parent__isnull=True).update(generation=models_f("generation") + per_host)
 

@@ -24,7 +24,6 @@ from django.db import connection
 
 from placement import errors
 from placement.models import (
-    Allocation,
     Inventory,
     PlacementAggregate,
     ResourceClass,
@@ -52,7 +51,6 @@ GENERATION_STRATEGIES = (DEPTH_FIRST, BREADTH_FIRST)
 
 RP = ResourceProvider._meta.db_table
 INV = Inventory._meta.db_table
-ALLOC = Allocation._meta.db_table
 RP_TRAIT = ResourceProviderTrait._meta.db_table
 RP_AGG = ResourceProviderAggregate._meta.db_table
 AGG = PlacementAggregate._meta.db_table
@@ -176,18 +174,14 @@ class Search:
         ):
             self.providers[pid] = Provider(pid, uuid, parent_id, root_id)
         inv_clause, inv_params = _in_clause("inv.resource_provider_id", scope) if scope is not None else ("", [])
-        alloc_clause, alloc_params = _in_clause("resource_provider_id", scope) if scope is not None else ("", [])
         class_names = dict(ResourceClass.objects.values_list("id", "name"))
         inventory = self.inventory
         providers = self.providers
         for pid, class_id, total, reserved, ratio, min_unit, max_unit, step, used in _query(
             f"SELECT inv.resource_provider_id, inv.resource_class_id, inv.total, inv.reserved, "
-            f"inv.allocation_ratio, inv.min_unit, inv.max_unit, inv.step_size, COALESCE(u.used, 0) "
-            f"FROM {INV} inv LEFT JOIN (SELECT resource_provider_id, resource_class_id, SUM(used) AS used "
-            f"FROM {ALLOC} WHERE 1=1{alloc_clause} GROUP BY resource_provider_id, resource_class_id) u "
-            f"ON u.resource_provider_id = inv.resource_provider_id AND u.resource_class_id = inv.resource_class_id "
-            f"WHERE 1=1{inv_clause}",
-            alloc_params + inv_params,
+            f"inv.allocation_ratio, inv.min_unit, inv.max_unit, inv.step_size, inv.used "
+            f"FROM {INV} inv WHERE 1=1{inv_clause}",
+            inv_params,
         ):
             provider = providers.get(pid)
             if provider is None:

@@ -109,6 +109,11 @@ class Inventory(Timestamped):
     max_unit = models.IntegerField(default=MAX_INT)
     step_size = models.IntegerField(default=1)
     allocation_ratio = models.FloatField(default=1.0)
+    # What the allocations of this provider and class add up to, kept by every
+    # allocation write in its transaction while it holds the provider's lock
+    # (placement.services.allocations): usages and capacity are read from it
+    # instead of summing the allocations.
+    used = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [

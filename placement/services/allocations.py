@@ -4,7 +4,14 @@ Writing allocations replaces everything a consumer holds, in one
 transaction that locks the providers involved (in id order, so concurrent
 claims queue instead of deadlocking), checks capacity against what others
 already use, and bumps provider and consumer generations. Two claims racing
-for the last unit therefore cannot both succeed."""
+for the last unit therefore cannot both succeed.
+
+What a provider's allocations of a class add up to is kept on its inventory
+row (``Inventory.used``), changed only in the transaction that changes the
+allocations and only while it holds the provider's lock: every provider whose
+allocations change is locked, including those a consumer moves off without
+being emptied (whose generations stay, as upstream's). Usages and capacity
+are read from it, never summed from the allocations."""
 
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
@@ -12,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from django.db import connection, transaction
-from django.db.models import Count, F, Model, QuerySet, Sum
+from django.db.models import Count, F, Model, OuterRef, QuerySet, Subquery, Sum
 from django.db.models.expressions import Combinable
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from placement import errors
@@ -77,19 +85,13 @@ def provider_allocations(provider: ResourceProvider) -> list[Allocation]:
 
 
 def provider_usages(provider: ResourceProvider) -> dict[str, int]:
-    """{class name: used} for every class the provider has inventory of."""
-    usages = {
-        name: 0
-        for name in Inventory.objects.filter(resource_provider=provider).values_list("resource_class__name", flat=True)
-    }
-    used = (
-        Allocation.objects.filter(resource_provider=provider, resource_class__name__in=list(usages))
-        .values("resource_class__name")
-        .annotate(used=Sum("used"))
+    """{class name: used} for every class the provider has inventory of, in
+    class id order (upstream's order on its (provider, class) index)."""
+    return dict(
+        Inventory.objects.filter(resource_provider=provider)
+        .order_by("resource_class_id")
         .values_list("resource_class__name", "used")
     )
-    usages.update(dict(used))
-    return usages
 
 
 def total_usages(project_id: str, user_id: str | None = None) -> dict[str, int]:
@@ -297,26 +299,59 @@ class AllocationProblem(Exception):
         self.message = message
 
 
-def _lock_and_bump_providers(uuids: Sequence[str], also_ids: Collection[int], now: object) -> dict[str, int]:
-    """{uuid: id} of the providers ``uuids`` and ``also_ids``, locked in id
-    order (so writers queue, never deadlock) and their generations bumped, in
-    one statement. On SQLite the write transaction already holds the whole
-    database (it begins IMMEDIATE)."""
-    table = _table(ResourceProvider)
+def _providers_where(uuids: Sequence[str], ids: Collection[int], table: str = "") -> tuple[str, list[object]]:
+    """A condition matching the providers ``uuids`` and ``ids`` (columns of
+    ``table`` when given), and its parameters."""
+    prefix = f"{table}." if table else ""
     where = " OR ".join(
         clause
-        for clause, values in ((f"uuid IN ({_marks(uuids)})", uuids), (f"id IN ({_marks(also_ids)})", also_ids))
+        for clause, values in (
+            (f"{prefix}uuid IN ({_marks(uuids)})", uuids),
+            (f"{prefix}id IN ({_marks(ids)})", ids),
+        )
         if values
     )
-    params = [now, *uuids, *also_ids]
+    return where, [*uuids, *ids]
+
+
+def _lock_providers(ids: Collection[int], uuids: Sequence[str] = ()) -> None:
+    """Lock the providers ``ids`` and ``uuids`` in id order (so writers queue,
+    never deadlock), in one statement. On SQLite the write transaction
+    already holds the whole database (it begins IMMEDIATE)."""
+    if connection.vendor == "postgresql" and (ids or uuids):
+        where, params = _providers_where(uuids, ids)
+        _sql(f"SELECT id FROM {_table(ResourceProvider)} WHERE {where} ORDER BY id FOR UPDATE", params)
+
+
+def _lock_and_bump_providers(
+    uuids: Sequence[str], also_ids: Collection[int], now: object, lock_ids: Collection[int] = ()
+) -> dict[str, int]:
+    """{uuid: id} of the providers ``uuids`` and ``also_ids``, locked in id
+    order (so writers queue, never deadlock) and their generations bumped, in
+    one statement. The providers ``lock_ids`` are locked with them, in the
+    same order and statement, but keep their generations (each is rewritten
+    unchanged: an update takes every row it matches, whatever plan it runs)."""
+    table = _table(ResourceProvider)
+    lock_only = set(lock_ids) - set(also_ids)
+    where, where_params = _providers_where(uuids, {*also_ids, *lock_only})
+    if lock_only:
+        bump, bump_params = _providers_where(uuids, also_ids, table)
+        changes = (
+            f"generation = {table}.generation + CASE WHEN {bump} THEN 1 ELSE 0 END, "
+            f"updated_at = CASE WHEN {bump} THEN %s ELSE {table}.updated_at END"
+        )
+        params = [*bump_params, *bump_params, now, *where_params]
+    else:
+        changes = f"generation = {table}.generation + 1, updated_at = %s"
+        params = [now, *where_params]
     if connection.vendor == "postgresql":
         sql = (
-            f"UPDATE {table} SET generation = {table}.generation + 1, updated_at = %s "
+            f"UPDATE {table} SET {changes} "
             f"FROM (SELECT id FROM {table} WHERE {where} ORDER BY id FOR UPDATE) locked "
             f"WHERE {table}.id = locked.id RETURNING {table}.uuid, {table}.id"
         )
     else:
-        sql = f"UPDATE {table} SET generation = generation + 1, updated_at = %s WHERE {where} RETURNING uuid, id"
+        sql = f"UPDATE {table} SET {changes} WHERE {where} RETURNING uuid, id"
     providers = dict(_sql(sql, params))
     for uuid in uuids:
         if uuid not in providers:
@@ -326,7 +361,7 @@ def _lock_and_bump_providers(uuids: Sequence[str], also_ids: Collection[int], no
 
 @dataclass(frozen=True)
 class Limits:
-    """What an inventory allows, and what is used of it (None: no allocations)."""
+    """What an inventory allows, and what its allocations use."""
 
     total: int
     reserved: int
@@ -334,26 +369,38 @@ class Limits:
     min_unit: int
     max_unit: int
     step_size: int
-    used: int | None
+    used: int  # as counted before this write (what it released included)
 
 
 def _limits(provider_ids: Collection[int], class_ids: Collection[int]) -> dict[tuple[int, int], Limits]:
-    """{(provider id, class id): Limits} of the inventories, with the sum of
-    their allocations, in one statement."""
-    inventory, allocation = _table(Inventory), _table(Allocation)
+    """{(provider id, class id): Limits} of the inventories, with what their
+    allocations use (as last counted: the caller holds the providers' locks),
+    in one statement."""
     rows = _sql(
-        "SELECT inv.resource_provider_id, inv.resource_class_id, inv.total, inv.reserved, inv.allocation_ratio, "
-        "inv.min_unit, inv.max_unit, inv.step_size, "
-        f"(SELECT SUM(a.used) FROM {allocation} a WHERE a.resource_provider_id = inv.resource_provider_id "
-        "AND a.resource_class_id = inv.resource_class_id) "
-        f"FROM {inventory} inv WHERE inv.resource_provider_id IN ({_marks(provider_ids)}) "
-        f"AND inv.resource_class_id IN ({_marks(class_ids)})",
+        "SELECT resource_provider_id, resource_class_id, total, reserved, allocation_ratio, "
+        f"min_unit, max_unit, step_size, used FROM {_table(Inventory)} "
+        f"WHERE resource_provider_id IN ({_marks(provider_ids)}) AND resource_class_id IN ({_marks(class_ids)})",
         [*provider_ids, *class_ids],
     )
     return {
-        (rp_id, class_id): Limits(total, reserved, ratio, min_unit, max_unit, step, None if used is None else int(used))
+        (rp_id, class_id): Limits(total, reserved, ratio, min_unit, max_unit, step, int(used))
         for rp_id, class_id, total, reserved, ratio, min_unit, max_unit, step, used in rows
     }
+
+
+def _add_usage(change: Usage) -> None:
+    """Add ``change`` ({(provider id, class id): amount}) to the inventories'
+    ``used``, in one statement; the caller holds the providers' locks.
+    Changes of classes a provider has no inventory of find no row."""
+    rows = [(rp_id, class_id, amount) for (rp_id, class_id), amount in sorted(change.items()) if amount]
+    if rows:
+        table = _table(Inventory)
+        _sql(
+            f"UPDATE {table} SET used = {table}.used + change.column3 "
+            f"FROM (VALUES {', '.join(['(%s, %s, %s)'] * len(rows))}) AS change "
+            f"WHERE {table}.resource_provider_id = change.column1 AND {table}.resource_class_id = change.column2",
+            [value for row in rows for value in row],
+        )
 
 
 def _check_fits(
@@ -365,7 +412,8 @@ def _check_fits(
     """Every requested amount must respect the inventory's min_unit, max_unit
     and step_size, and all amounts together must fit in the capacity left by
     other consumers (or at least not grow an existing overage). ``released``:
-    what the consumers held before this write (already deleted)."""
+    what the consumers held before this write (their rows already deleted,
+    still counted in the inventories' ``used``)."""
     inventories = _limits(set(providers.values()), set(class_ids.values())) if class_ids else {}
     with_inventory = {rp_id for rp_id, _ in inventories}
     missing = [uuid for uuid, rp_id in providers.items() if rp_id not in with_inventory]
@@ -391,11 +439,12 @@ def _check_fits(
                         "The requested amount would violate inventory constraints.",
                     )
                 wanted[key] += amount
-                used = inventory.used or 0
+                # What other consumers use; what was used before this write is
+                # that plus what it released (amounts are at least 1, so with
+                # nothing used nor released any amount exceeds it).
+                used = inventory.used - released.get(key, 0)
                 if used + wanted[key] > (inventory.total - inventory.reserved) * inventory.allocation_ratio:
-                    # What was used before this write: what is left plus what it released.
-                    previous = None if inventory.used is None and key not in released else used + released.get(key, 0)
-                    if previous is None or used + wanted[key] > previous:
+                    if used + wanted[key] > inventory.used:
                         raise AllocationProblem(
                             "inventory",
                             f"Unable to create allocation for {where}. The requested amount would exceed the capacity.",
@@ -436,7 +485,8 @@ def replace_allocations(requests: Sequence[ConsumerRequest], owners: Owners | No
                 existing.append(consumers[request.uuid])
         # What the existing consumers held, gone; as upstream, the
         # generations bumped are those of the providers written to and of
-        # those an emptied consumer leaves.
+        # those an emptied consumer leaves. Every provider losing
+        # allocations is locked all the same: its usage changes.
         released: Usage = defaultdict(int)
         emptied = {consumers[r.uuid] for r in requests if not r.allocations}
         left_ids: set[int] = set()
@@ -454,7 +504,7 @@ def replace_allocations(requests: Sequence[ConsumerRequest], owners: Owners | No
         provider_uuids = sorted({uuid for r in requests for uuid in r.allocations})
         providers: dict[str, int] = {}
         if provider_uuids or left_ids:
-            locked = _lock_and_bump_providers(provider_uuids, left_ids, now)
+            locked = _lock_and_bump_providers(provider_uuids, left_ids, now, {rp_id for rp_id, _ in released})
             providers = {uuid: locked[uuid] for uuid in provider_uuids}
         for name in sorted(class_names):
             if name not in class_ids:
@@ -473,16 +523,31 @@ def replace_allocations(requests: Sequence[ConsumerRequest], owners: Owners | No
                 f"resource_class_id, used) VALUES {', '.join(['(%s, %s, %s, %s, %s)'] * len(rows))}",
                 [value for row in rows for value in row],
             )
+        change: Usage = defaultdict(int, {key: -amount for key, amount in released.items()})
+        for _now, rp_id, _consumer_id, class_id, amount in rows:
+            change[(rp_id, class_id)] += amount
+        _add_usage(change)
         if emptied:
             _sql(f"DELETE FROM {_table(Consumer)} WHERE id IN ({_marks(emptied)})", list(emptied))
 
 
 def delete_consumer_allocations(consumer_uuid: str) -> None:
-    """Remove a consumer and all it holds (provider generations stay, as upstream)."""
+    """Remove a consumer and all it holds (provider generations stay, as
+    upstream; the providers are locked while their usage goes down)."""
     with transaction.atomic():
         consumer = Consumer.objects.select_for_update().filter(uuid=consumer_uuid).first()
-        if consumer is None or not Allocation.objects.filter(consumer=consumer).exists():
+        change: Usage = defaultdict(int)
+        if consumer is not None:
+            for rp_id, class_id, used in _sql(
+                f"DELETE FROM {_table(Allocation)} WHERE consumer_id = %s "
+                "RETURNING resource_provider_id, resource_class_id, used",
+                [consumer.id],
+            ):
+                change[(rp_id, class_id)] -= used
+        if consumer is None or not change:  # (a deletion is undone with the transaction)
             raise errors.NotFound(f"No allocations for consumer '{consumer_uuid}'")
+        _lock_providers({rp_id for rp_id, _ in change})
+        _add_usage(change)
         consumer.delete()
 
 
@@ -491,21 +556,27 @@ def usages_of_providers(uuids: Iterable[str]) -> dict[str, dict[str, int]]:
     what ``provider_usages`` gives for one, in three queries for all."""
     uuid_of = dict(ResourceProvider.objects.filter(uuid__in=list(uuids)).values_list("id", "uuid"))
     usages: dict[str, dict[str, int]] = {str(uuid): {} for uuid in uuid_of.values()}
-    for provider_id, name in Inventory.objects.filter(resource_provider_id__in=uuid_of).values_list(
-        "resource_provider_id", "resource_class__name"
+    for provider_id, name, used in Inventory.objects.filter(resource_provider_id__in=uuid_of).values_list(
+        "resource_provider_id", "resource_class__name", "used"
     ):
-        usages[str(uuid_of[provider_id])][name] = 0
-    used = (
-        Allocation.objects.filter(resource_provider_id__in=uuid_of)
-        .values("resource_provider_id", "resource_class__name")
-        .annotate(used=Sum("used"))
-        .values_list("resource_provider_id", "resource_class__name", "used")
-    )
-    for provider_id, name, amount in used:
-        classes = usages[str(uuid_of[provider_id])]
-        if name in classes:
-            classes[name] = amount
+        usages[str(uuid_of[provider_id])][name] = used
     return usages
+
+
+def recount_usages() -> None:
+    """Count every inventory's ``used`` again from the allocations: for
+    tools that write allocation rows directly (benchmarks' bulk loads), not
+    for the service's own writes, which keep it."""
+    sums = (
+        Allocation.objects.filter(
+            resource_provider=OuterRef("resource_provider"), resource_class=OuterRef("resource_class")
+        )
+        .order_by()
+        .values("resource_provider")
+        .annotate(total=Sum("used"))
+        .values("total")
+    )
+    Inventory.objects.update(used=Coalesce(Subquery(sums), 0))
 
 
 # Above this many providers asked for, rooms_of_providers reads every row and
@@ -516,7 +587,7 @@ ROOMS_READ_ALL_ABOVE = 500
 def rooms_of_providers(uuids: Iterable[str]) -> dict[str, dict[str, Any]]:
     """{provider uuid: {"inventories": {class: record}, "usages": {class:
     used}, "traits": [names]}} for each of ``uuids`` that exists: what one
-    provider's inventories, usages and traits give, in four queries for all
+    provider's inventories, usages and traits give, in three queries for all
     (Corral's capacity by flavor reads every compute node's room at once)."""
     wanted = set(uuids)
     providers = ResourceProvider.objects.all()
@@ -524,25 +595,18 @@ def rooms_of_providers(uuids: Iterable[str]) -> dict[str, dict[str, Any]]:
         providers = providers.filter(uuid__in=wanted)
     uuid_of = {pk: str(value) for pk, value in providers.values_list("id", "uuid") if str(value) in wanted}
 
-    def rows(model: type[Inventory] | type[Allocation] | type[ResourceProviderTrait]) -> QuerySet[Any]:
+    def rows(model: type[Inventory] | type[ResourceProviderTrait]) -> QuerySet[Any]:
         found = model.objects.all()
         return found.filter(resource_provider_id__in=uuid_of) if len(wanted) <= ROOMS_READ_ALL_ABOVE else found
 
     inventories: dict[str, dict[str, dict[str, Any]]] = {value: {} for value in uuid_of.values()}
+    usages: dict[str, dict[str, int]] = {value: {} for value in uuid_of.values()}
     fields = ("total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio")
-    for provider_id, name, *figures in rows(Inventory).values_list(
-        "resource_provider_id", "resource_class__name", *fields
+    for provider_id, name, used, *figures in rows(Inventory).values_list(
+        "resource_provider_id", "resource_class__name", "used", *fields
     ):
         if provider_id in uuid_of:
             inventories[uuid_of[provider_id]][name] = dict(zip(fields, figures, strict=True))
-    usages: dict[str, dict[str, int]] = {value: dict.fromkeys(inventories[value], 0) for value in uuid_of.values()}
-    for provider_id, name, used in (
-        rows(Allocation)
-        .values("resource_provider_id", "resource_class__name")
-        .annotate(used=Sum("used"))
-        .values_list("resource_provider_id", "resource_class__name", "used")
-    ):
-        if provider_id in uuid_of and name in usages[uuid_of[provider_id]]:
             usages[uuid_of[provider_id]][name] = used
     traits: dict[str, list[str]] = defaultdict(list)
     for provider_id, name in rows(ResourceProviderTrait).values_list("resource_provider_id", "trait__name"):

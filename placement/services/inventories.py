@@ -10,11 +10,10 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from placement import errors
-from placement.models import Allocation, Inventory, ResourceProvider
+from placement.models import Inventory, ResourceProvider
 
 from . import resource_classes as rc_service
 from .providers import bump_generation, lock_provider
@@ -57,12 +56,10 @@ def _check_capacity(
 
 
 def _used_by_class(provider: ResourceProvider) -> dict[str, int]:
-    """{class name: used}, in resource class id order (upstream names the
-    classes of an "in use" error in that order)."""
+    """{class name: used} of its inventories, in resource class id order
+    (upstream names the classes of an "in use" error in that order)."""
     return dict(
-        Allocation.objects.filter(resource_provider=provider)
-        .values("resource_class_id", "resource_class__name")
-        .annotate(used=Sum("used"))
+        Inventory.objects.filter(resource_provider=provider)
         .order_by("resource_class_id")
         .values_list("resource_class__name", "used")
     )
@@ -120,7 +117,8 @@ def _apply(inventory: Inventory, data: InventoryData) -> None:
     for name in INVENTORY_FIELDS:
         setattr(inventory, name, data[name])
     inventory.updated_at = timezone.now()
-    inventory.save()
+    # Not ``used``: the allocation writes keep it.
+    inventory.save(update_fields=[*INVENTORY_FIELDS, "updated_at"])
 
 
 def set_inventories(

@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Final, NoReturn
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Q, QuerySet, Sum
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from placement import errors
@@ -267,19 +267,13 @@ def providers_with_traits(required: Iterable[Collection[int]]) -> set[int]:
 
 def providers_with_capacity(resource_class_id: int, amount: int) -> set[int]:
     """Ids of providers whose inventory of the class can take ``amount`` more units."""
-    used: dict[int, int] = dict(
-        Allocation.objects.filter(resource_class_id=resource_class_id)
-        .values("resource_provider_id")
-        .annotate(used=Sum("used"))
-        .values_list("resource_provider_id", "used")
-    )
     candidates = Inventory.objects.filter(
         resource_class_id=resource_class_id, min_unit__lte=amount, max_unit__gte=amount
-    ).values_list("resource_provider_id", "total", "reserved", "allocation_ratio", "step_size")
+    ).values_list("resource_provider_id", "total", "reserved", "allocation_ratio", "step_size", "used")
     return {
         rp_id
-        for rp_id, total, reserved, ratio, step in candidates
-        if amount % step == 0 and used.get(rp_id, 0) + amount <= (total - reserved) * ratio
+        for rp_id, total, reserved, ratio, step, used in candidates
+        if amount % step == 0 and used + amount <= (total - reserved) * ratio
     }
 
 

@@ -12,8 +12,8 @@ from aggregates.flavors.models import Flavor
 from aggregates.host_aggregates import services
 from aggregates.hosts.models import Service
 from aggregates.mirroring.models import PlacementMirrorRequest, ReconciliationRun
-from placement import models as pm
 from placement.services import aggregates as placement_aggregates
+from placement.services import allocations as placement_allocations
 from placement.services import inventories as placement_inventories
 from placement.services import provider_traits as placement_provider_traits
 from placement.services import providers as placement_providers
@@ -265,16 +265,8 @@ def provider_tree(system, make_host, settings):
     placement_traits.ensure_trait("CUSTOM_GPU")
     placement_provider_traits.set_provider_traits(root, None, ["CUSTOM_GPU"])
     placement_aggregates.set_provider_aggregates(root, [str(aggregate.uuid), str(uuid.uuid4())])
-    consumer = pm.Consumer.objects.create(
-        uuid=str(uuid.uuid4()),
-        project=pm.Project.objects.create(external_id="p"),
-        user=pm.User.objects.create(external_id="u"),
-    )
-    pm.Allocation.objects.create(
-        resource_provider=pm.ResourceProvider.objects.get(uuid=root),
-        consumer=consumer,
-        resource_class=pm.ResourceClass.objects.get(name="VCPU"),
-        used=12,
+    placement_allocations.replace_allocations(  # 12 used, 6 a consumer (the max_unit is 8)
+        [placement_allocations.ConsumerRequest(str(uuid.uuid4()), {root: {"VCPU": 6}}, "p", "u") for _ in range(2)]
     )
     return root, child, aggregate
 

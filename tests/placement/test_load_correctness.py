@@ -3,9 +3,13 @@ accounted exactly, and GET /usages answers at every microversion (upstream
 16.0.0 overcommits now and then on PostgreSQL and answers 500 to /usages at
 1.38+ there)."""
 
+import threading
+
 import pytest
+from django.db import connection, transaction
 
 from placement import standards
+from placement.services import providers as provider_service
 from tests.helpers import run_together
 from tests.plugins.tiers import many_connections
 
@@ -96,6 +100,79 @@ def test_racing_replacements_of_one_consumer_keep_one_winner(noauth):
     assert usage(placement, hot) == {"VCPU": winner, "MEMORY_MB": 1024}
     held = placement.get(f"/allocations/{consumer}").json()
     assert held["consumer_generation"] == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_moves_claims_and_deletes_keep_usages_exact(noauth):
+    """Consumers moving off a provider without being emptied, new claims and
+    consumer deletions on the same providers at once: every write succeeds
+    (none deadlocks), and each provider's usage is its allocations' sum."""
+    placement = PlacementClient()
+    rps = [placement.provider(f"rp{i}", inventory={"VCPU": 64, "MEMORY_MB": 65536}) for i in range(4)]
+    movers, doomed = [new_uuid() for _ in range(8)], [new_uuid() for _ in range(4)]
+    for i, consumer in enumerate(movers + doomed):
+        held = {rps[i % 4]: {"VCPU": 1, "MEMORY_MB": 256}, rps[(i + 1) % 4]: {"VCPU": 1}}
+        assert placement.allocate(consumer, held, project=PROJECT).status_code == 204
+
+    def move(i):  # off rps[i % 4], onto the next two
+        held = {rps[(i + 1) % 4]: {"VCPU": 2}, rps[(i + 2) % 4]: {"VCPU": 1, "MEMORY_MB": 512}}
+        return PlacementClient().allocate(movers[i], held, generation=1, project=PROJECT).status_code
+
+    def delete(i):
+        return PlacementClient().delete(f"/allocations/{doomed[i]}").status_code
+
+    racers = [lambda i=i: move(i) for i in range(8)]
+    racers += [lambda i=i: delete(i) for i in range(4)]
+    racers += [lambda i=i: claim(rps[i % 4]) for i in range(4)]
+    results = run_together(*racers)
+
+    assert [r if isinstance(r, int) else r[0] for r in results] == [204] * 16
+    for rp in rps:
+        summed = {"VCPU": 0, "MEMORY_MB": 0}
+        for held in placement.get(f"/resource_providers/{rp}/allocations").json()["allocations"].values():
+            for name, amount in held["resources"].items():
+                summed[name] = summed.get(name, 0) + amount
+        assert usage(placement, rp) == summed
+    # 8 movers holding 3 VCPU and 512 MB each, 4 claims of CLAIM.
+    totals = [usage(placement, rp) for rp in rps]
+    assert sum(t["VCPU"] for t in totals) == 8 * 3 + 4 * 2
+    assert sum(t["MEMORY_MB"] for t in totals) == 8 * 512 + 4 * 1024
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("leave", ["move", "delete"])
+def test_a_consumer_leaving_a_provider_waits_for_its_lock(noauth, leave):
+    """A write that lowers a provider's usage (a consumer moved off it
+    without being emptied, or deleted) takes the provider's lock like any
+    writer of it: it waits while an inventory change holds that lock."""
+    placement = PlacementClient()
+    left = placement.provider("left", inventory={"VCPU": 8})
+    kept = placement.provider("kept", inventory={"VCPU": 8})
+    consumer = new_uuid()
+    assert placement.allocate(consumer, {left: {"VCPU": 1}, kept: {"VCPU": 1}}).status_code == 204
+    done = threading.Event()
+    statuses = []
+
+    def write():
+        try:
+            client = PlacementClient()
+            if leave == "move":
+                statuses.append(client.allocate(consumer, {kept: {"VCPU": 2}}, generation=1).status_code)
+            else:
+                statuses.append(client.delete(f"/allocations/{consumer}").status_code)
+        finally:
+            connection.close()
+            done.set()
+
+    with transaction.atomic():
+        provider_service.lock_provider(left)
+        writer = threading.Thread(target=write)
+        writer.start()
+        assert not done.wait(1.0), "the write did not wait for the provider's lock"
+    writer.join(30)
+    assert statuses == [204]
+    assert usage(placement, left) == {"VCPU": 0}
+    assert usage(placement, kept) == {"VCPU": 2 if leave == "move" else 0}
 
 
 def _fresh_owner_write(kind, provider, vcpus):
