@@ -13,6 +13,7 @@ pytest_plugins = [
     "tests.plugins.openstack_cli",
     "tests.plugins.big_cloud",
     "tests.plugins.cloud",
+    "tests.plugins.browser",
 ]
 
 

@@ -32,7 +32,6 @@ from aggregates.identity import keystone as external
 from aggregates.identity import service_token
 from placement.standards import sync_standard_names
 from tests import provision
-from tests.browser.conftest import browser, page  # noqa: F401  (the console test's browser, shared)
 from tests.plugins.upstream_placement import free_port
 
 ADMIN_PASSWORD = provision.KEYSTONE_ADMIN_PASSWORD
