@@ -119,6 +119,15 @@ COMPUTE_RULES: dict[str, str] = {
     "os_compute_api:servers:create:forced_host": ADMIN,
     "compute:servers:create:requested_destination": ADMIN,
     "os_compute_api:os-admin-actions:reset_state": ADMIN,
+    # Locks and power actions (Nova's defaults): a project's members lock,
+    # unlock, stop, start and reboot its servers; only an admin unlocks a
+    # lock taken by the other side (an admin's lock, for the owner).
+    "os_compute_api:os-lock-server:lock": PROJECT_MEMBER_OR_ADMIN,
+    "os_compute_api:os-lock-server:unlock": PROJECT_MEMBER_OR_ADMIN,
+    "os_compute_api:os-lock-server:unlock:unlock_override": ADMIN,
+    "os_compute_api:servers:start": PROJECT_MEMBER_OR_ADMIN,
+    "os_compute_api:servers:stop": PROJECT_MEMBER_OR_ADMIN,
+    "os_compute_api:servers:reboot": PROJECT_MEMBER_OR_ADMIN,
     # Usage: Nova's defaults are the admin (list, audit log) and a project's
     # reader or the admin (show); here admin_reader_api (Corral's own readers
     # read them too) and any caller of the project itself.

@@ -1,8 +1,9 @@
 """Servers in the console: the list (filters by status, host, project, name;
 paged), a server's page (every field, its fault, its scheduling decision),
 and, for admins, "Boot server", "Delete", "Resize" and, in VERIFY_RESIZE,
-"Confirm resize" and "Revert resize" through the servers' and moves'
-service functions (the same ones ``/servers`` and its actions call)."""
+"Confirm resize" and "Revert resize", "Stop", "Start", "Reboot", "Hard
+reboot", "Lock" and "Unlock" through the servers' and moves' service
+functions (the same ones ``/servers`` and its actions call)."""
 
 import dataclasses
 import uuid as uuid_module
@@ -25,7 +26,7 @@ from aggregates.images.models import Image
 from aggregates.moves import confirmation as move_confirmation
 from aggregates.moves import services as moves
 from aggregates.moves import states as move_states
-from aggregates.servers import actions, services, tags
+from aggregates.servers import actions, power, services, tags
 from aggregates.servers.models import Server, status_of, status_q
 
 from .console import caller_of, console_view, form_error, page, paginate
@@ -144,6 +145,10 @@ def server_detail(request: HttpRequest, server_uuid: str) -> HttpResponse:
         "tags": tags.tags_of(server),
         "actions": actions.actions_of(server),
         "hints": sorted((server.scheduler_hints or {}).items()),
+        "stoppable": server.vm_state in (Server.ACTIVE, Server.ERROR) and server.task_state is None,
+        "startable": server.vm_state == Server.STOPPED and server.task_state is None,
+        "soft_rebootable": server.vm_state in power.SOFT_REBOOTABLE and server.task_state is None,
+        "hard_rebootable": server.vm_state in power.HARD_REBOOTABLE and server.task_state is None,
         "resizable": server.vm_state in (Server.ACTIVE, move_states.STOPPED) and server.task_state is None,
         "verify_resize": server.vm_state == move_states.RESIZED and server.task_state is None,
         "resize_source": moves.resize_source(server) if server.vm_state == move_states.RESIZED else None,
@@ -300,4 +305,62 @@ def server_revert_resize(request: HttpRequest, server_uuid: str) -> HttpResponse
         move_confirmation.revert_resize,
         "The resize of server {name} was not reverted",
         "Server {name} is back on its old host with its old flavor.",
+    )
+
+
+# --- power actions and locks -------------------------------------------------------------
+
+
+@console_view
+@require_POST
+def server_stop(request: HttpRequest, server_uuid: str) -> HttpResponse:
+    """Stop (power.stop_server, as the API's os-stop)."""
+    return _act_on_server(
+        request, server_uuid, power.stop_server, "Server {name} was not stopped", "Server {name} stopped."
+    )
+
+
+@console_view
+@require_POST
+def server_start(request: HttpRequest, server_uuid: str) -> HttpResponse:
+    """Start (power.start_server, as the API's os-start)."""
+    return _act_on_server(
+        request, server_uuid, power.start_server, "Server {name} was not started", "Server {name} started."
+    )
+
+
+@console_view
+@require_POST
+def server_reboot(request: HttpRequest, server_uuid: str) -> HttpResponse:
+    """Reboot, SOFT or HARD (power.reboot_server, as the API's reboot)."""
+    reboot_type = power.HARD if request.POST.get("type", "").upper() == power.HARD else power.SOFT
+    return _act_on_server(
+        request,
+        server_uuid,
+        lambda caller, server_id: power.reboot_server(caller, server_id, reboot_type),
+        "Server {name} was not rebooted",
+        f"Server {{name}} rebooted ({reboot_type}).",
+    )
+
+
+@console_view
+@require_POST
+def server_lock(request: HttpRequest, server_uuid: str) -> HttpResponse:
+    """Lock, with an optional reason (services.lock_server, as the API's lock)."""
+    reason = request.POST.get("reason", "").strip()[:255] or None
+    return _act_on_server(
+        request,
+        server_uuid,
+        lambda caller, server_id: services.lock_server(caller, server_id, reason),
+        "Server {name} was not locked",
+        "Server {name} locked: only admins may change it until it is unlocked.",
+    )
+
+
+@console_view
+@require_POST
+def server_unlock(request: HttpRequest, server_uuid: str) -> HttpResponse:
+    """Unlock (services.unlock_server, as the API's unlock)."""
+    return _act_on_server(
+        request, server_uuid, services.unlock_server, "Server {name} was not unlocked", "Server {name} unlocked."
     )

@@ -140,6 +140,8 @@ def _move(caller: Caller, item: MaintenanceItem, kind: str, preferred: frozenset
 def _move_server(
     caller: Caller, item: MaintenanceItem, kind: str, preferred: frozenset[str], host: str | None
 ) -> MoveOutcome:
+    if kind == KINDS[MaintenanceJob.LIVE] and _stopped(item):
+        kind = KINDS[MaintenanceJob.COLD]  # a stopped server cannot live-migrate: cold, as Nova's operators do
     return moves.move_server(
         caller,
         str(item.server_uuid),
@@ -149,6 +151,10 @@ def _move_server(
         confirm=kind == KINDS[MaintenanceJob.COLD],
         initiator="maintenance",
     )
+
+
+def _stopped(item: MaintenanceItem) -> bool:
+    return Server.objects.filter(uuid=item.server_uuid, vm_state=Server.STOPPED).exists()
 
 
 class _Runner:

@@ -23,6 +23,7 @@ from aggregates.placement_client import PlacementError
 from aggregates.quotas import services as quotas
 from aggregates.scheduling import services as scheduling
 from aggregates.servers import actions
+from aggregates.servers import services as server_services
 from aggregates.servers.models import InstanceActionEvent, Server
 from aggregates.zones import services as zones
 
@@ -36,6 +37,7 @@ def confirm_resize(caller: Caller, server_uuid: str) -> ServerMigration:
     with events.failures_recorded(caller, "confirm_resize", "server", server_uuid):
         with transaction.atomic():
             server = checks.locked_server(caller, server_uuid)
+            server_services.check_unlocked(caller, server)
             if server.vm_state != states.RESIZED:
                 raise checks.invalid_state("confirmResize", server_uuid, "vm_state", server.vm_state)
             if server.task_state is not None:
@@ -102,6 +104,7 @@ def revert_resize(caller: Caller, server_uuid: str) -> ServerMigration:
         with transaction.atomic():
             server = checks.locked_server(caller, server_uuid)
             checks.authorize(caller, "os_compute_api:servers:revert_resize", server)
+            server_services.check_unlocked(caller, server)
             if server.vm_state != states.RESIZED:
                 raise checks.invalid_state("revertResize", server_uuid, "vm_state", server.vm_state)
             if server.task_state is not None:

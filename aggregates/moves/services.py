@@ -113,6 +113,8 @@ def _begin(
         with transaction.atomic():
             server = checks.locked_server(caller, server_uuid)
             checks.authorize(caller, POLICIES[kind][1 if requested_host else 0], server)
+            if kind != states.EVACUATION:  # Nova's evacuate does not check the lock
+                server_services.check_unlocked(caller, server)
             if request.get("force") and not requested_host:
                 raise Invalid(FORCE_WITHOUT_HOST, field="force")
             checks.check_move(server, kind, server_uuid, requested_host)
@@ -243,6 +245,7 @@ def resize(caller: Caller, server_uuid: str, flavor_ref: str) -> ServerMigration
         with transaction.atomic():
             server = checks.locked_server(caller, server_uuid)
             checks.authorize(caller, "os_compute_api:servers:resize", server)
+            server_services.check_unlocked(caller, server)
             checks.check_move(server, kind, server_uuid, None)
             flavor = _flavor_for_resize(caller, server, flavor_ref)
             quotas.check_resize(server.project_id, server.user_id or None, server.flavor, flavor)

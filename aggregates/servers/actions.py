@@ -1,7 +1,8 @@
 """Recording instance actions (Nova's os-instance-actions): an action per
 request that changed a server (under Nova's names, with the request id,
 user and project of the request) and its events, each started and
-finished with a result. Every create, delete, restore, move, resize and state reset records
+finished with a result. Every create, delete, restore, move, resize, state reset, lock, unlock,
+stop, start and reboot records
 one; the API reads them (``services.list_actions``, ``services.get_action``)."""
 
 import uuid
@@ -25,6 +26,11 @@ RESIZE = "resize"
 REVERT_RESIZE = "revertResize"
 RESTORE = "restore"
 RESET_STATE = "resetState"
+LOCK = "lock"
+UNLOCK = "unlock"
+STOP = "stop"
+START = "start"
+REBOOT = "reboot"
 
 # Nova's event names (its services' wrapped methods) of the steps Corral takes.
 SCHEDULE_AND_BUILD = "conductor_schedule_and_build_instances"
@@ -41,6 +47,9 @@ REVERT_RESIZE_EVENT = "compute_revert_resize"
 FINISH_REVERT_RESIZE_EVENT = "compute_finish_revert_resize"
 SOFT_DELETE_EVENT = "compute_soft_delete_instance"
 RESTORE_EVENT = "compute_restore_instance"
+STOP_EVENT = "compute_stop_instance"
+START_EVENT = "compute_start_instance"
+REBOOT_EVENT = "compute_reboot_instance"
 
 
 def new_request_id() -> str:

@@ -20,7 +20,7 @@ from aggregates.compute_api.microversions import ComputeRequest
 from aggregates.compute_api.query import MAX_LIMIT, query_params
 from aggregates.compute_api.validation import validate
 from aggregates.identity.caller import Caller
-from aggregates.servers import metadata, schemas, serializers, tags, usage
+from aggregates.servers import metadata, power, schemas, serializers, tags, usage
 from aggregates.servers import services as service
 
 TRUE = {"1", "t", "true", "on", "y", "yes"}
@@ -104,6 +104,8 @@ def _server_query(request: ComputeRequest, caller: Caller) -> service.ServerQuer
     query.image = params.get("image", params.get("image_ref"))
     query.flavor = params.get("flavor")
     query.uuid = params.get("uuid")
+    if "locked" in params:
+        query.locked = _strict_bool("locked", params["locked"])
     if "deleted" in params:
         query.deleted = params["deleted"].strip().lower() in TRUE
     if "changes-since" in params:
@@ -228,9 +230,49 @@ def restore(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Re
     return Response(status=202)
 
 
+def lock(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
+    arguments = validate(body, schemas.lock_schema(request.version))["lock"]
+    reason = arguments.get("locked_reason") if request.version >= (2, 73) and arguments else None
+    service.lock_server(caller_of(request), server_id, reason)
+    return Response(status=202)
+
+
+def unlock(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
+    validate(body, schemas.UNLOCK)
+    service.unlock_server(caller_of(request), server_id)
+    return Response(status=202)
+
+
+def start(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
+    validate(body, schemas.START)
+    power.start_server(caller_of(request), server_id)
+    return Response(status=202)
+
+
+def stop(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
+    validate(body, schemas.STOP)
+    power.stop_server(caller_of(request), server_id)
+    return Response(status=202)
+
+
+def reboot(request: ComputeRequest, server_id: str, body: dict[str, Any]) -> Response:
+    reboot_type = validate(body, schemas.REBOOT)["reboot"]["type"]
+    power.reboot_server(caller_of(request), server_id, reboot_type)
+    return Response(status=202)
+
+
 # The server actions of servers themselves, by the body's key (the routes
 # table gives them, with the moves', to ServerActionView).
-ACTIONS = {"os-resetState": reset_state, "forceDelete": force_delete, "restore": restore}
+ACTIONS = {
+    "os-resetState": reset_state,
+    "forceDelete": force_delete,
+    "restore": restore,
+    "lock": lock,
+    "unlock": unlock,
+    "os-start": start,
+    "os-stop": stop,
+    "reboot": reboot,
+}
 
 
 # A server action's handler: (request, server id, body) -> the response.

@@ -17,7 +17,7 @@ from aggregates.servers import notifications, services
 from aggregates.servers.models import Server
 
 # Nova's vm_states in which metadata (and tags) may change.
-MUTABLE_VM_STATES = (Server.ACTIVE, "paused", "suspended", "stopped")
+MUTABLE_VM_STATES = (Server.ACTIVE, "paused", "suspended", Server.STOPPED)
 ITEM_NOT_FOUND = "Metadata item was not found"
 
 
@@ -63,6 +63,7 @@ def update_metadata(
         with transaction.atomic():
             server = services.locked_server(caller, server_uuid)
             new = dict(metadata) if replace else {**(server.metadata or {}), **metadata}
+            services.check_unlocked(caller, server)
             check_state(server, "update metadata", str(server.uuid))
             check_quota(server, new)
             _save(caller, server, new)
@@ -76,6 +77,7 @@ def set_item(caller: Caller, server_uuid: str, key: str, item: Mapping[str, str]
             server = services.locked_server(caller, server_uuid)
             if key not in item:
                 raise Invalid("Request body and URI mismatch", field="meta")
+            services.check_unlocked(caller, server)
             check_state(server, "update metadata", str(server.uuid))
             new = {**(server.metadata or {}), **item}
             check_quota(server, new)
@@ -91,6 +93,7 @@ def delete_item(caller: Caller, server_uuid: str, key: str) -> None:
             metadata = dict(server.metadata or {})
             if key not in metadata:
                 raise NotFound(ITEM_NOT_FOUND, field="key")
+            services.check_unlocked(caller, server)
             check_state(server, "delete metadata", server_uuid)
             del metadata[key]
             _save(caller, server, metadata)

@@ -22,9 +22,20 @@ class Server(models.Model):
     DELETED = "deleted"
     # A delete deferred by RECLAIM_INSTANCE_INTERVAL (Nova's vm_state; its allocation is kept).
     SOFT_DELETED = "soft-delete"
-    VM_STATES = [(BUILDING, "building"), (ACTIVE, "active"), (ERROR, "error"), (DELETED, "deleted")]
+    # Stopped (os-stop): SHUTOFF, its allocation kept as Nova keeps it.
+    STOPPED = "stopped"
+    VM_STATES = [
+        (BUILDING, "building"),
+        (ACTIVE, "active"),
+        (STOPPED, "stopped"),
+        (ERROR, "error"),
+        (DELETED, "deleted"),
+    ]
     SCHEDULING = "scheduling"
     DELETING = "deleting"
+    # Who locked a server (Nova's locked_by): its project's member or an admin of another project.
+    LOCKED_BY_OWNER = "owner"
+    LOCKED_BY_ADMIN = "admin"
     # power_state values (Nova's).
     POWER_NOSTATE = 0
     POWER_RUNNING = 1
@@ -50,6 +61,11 @@ class Server(models.Model):
     task_state = models.CharField(max_length=30, null=True, blank=True)
     power_state = models.IntegerField(default=0)
     metadata = models.JSONField(default=dict, blank=True)
+    # Nova's lock (os-lock-server): a locked server refuses non-admins every
+    # state-changing action; locked_by "owner" or "admin", the 2.73 reason.
+    locked = models.BooleanField(default=False)
+    locked_by = models.CharField(max_length=5, null=True, blank=True)
+    locked_reason = models.CharField(max_length=255, null=True, blank=True)
     # Nova's display_description (null: none) and hostname (as given at create
     # or update from 2.90, else the sanitized name at create).
     description = models.CharField(max_length=255, null=True, blank=True)
@@ -166,7 +182,7 @@ _REBUILDING = dict.fromkeys(("rebuilding", "rebuild_block_device_mapping", "rebu
 STATE_MAP: dict[str, dict[str, str]] = {
     Server.ACTIVE: {"default": "ACTIVE", "migrating": "MIGRATING", **_RESIZING, **_REBUILDING},
     Server.BUILDING: {"default": "BUILD"},
-    "stopped": {"default": "SHUTOFF", **_RESIZING, **_REBUILDING},
+    Server.STOPPED: {"default": "SHUTOFF", **_RESIZING, **_REBUILDING},
     "resized": {"default": "VERIFY_RESIZE", "resize_reverting": "REVERT_RESIZE"},
     "paused": {"default": "PAUSED", "migrating": "MIGRATING"},
     Server.ERROR: {"default": "ERROR", **_REBUILDING},

@@ -365,6 +365,49 @@ RESET_STATE = {
     "additionalProperties": False,
 }
 RESTORE = {"type": "object", "properties": {"restore": {}}, "required": ["restore"], "additionalProperties": False}
+# --- locks and power actions (Nova's schemas/lock_server.py and servers.py) ------------
+
+
+def _action_without_arguments(name: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {name: {}}, "required": [name], "additionalProperties": False}
+
+
+LOCK = _action_without_arguments("lock")
+LOCK_V273 = {
+    "type": "object",
+    "properties": {
+        "lock": {
+            "type": ["object", "null"],
+            "properties": {"locked_reason": {"type": "string", "minLength": 1, "maxLength": 255}},
+            "additionalProperties": False,
+        }
+    },
+    "required": ["lock"],
+    "additionalProperties": False,
+}
+UNLOCK = _action_without_arguments("unlock")
+START = _action_without_arguments("os-start")
+STOP = _action_without_arguments("os-stop")
+REBOOT = {
+    "type": "object",
+    "properties": {
+        "reboot": {
+            "type": "object",
+            "properties": {"type": {"type": "string", "enum": ["HARD", "Hard", "hard", "SOFT", "Soft", "soft"]}},
+            "required": ["type"],
+            "additionalProperties": False,
+        }
+    },
+    "required": ["reboot"],
+    "additionalProperties": False,
+}
+
+
+def lock_schema(version: tuple[int, int]) -> dict[str, Any]:
+    """The lock body: any value to 2.72; null or {"locked_reason"} from 2.73."""
+    return LOCK_V273 if version >= (2, 73) else LOCK
+
+
 FORCE_DELETE = {
     "type": "object",
     "properties": {"forceDelete": {}},

@@ -185,7 +185,7 @@ def server_detail(
     if full:
         _extended(request, server, is_admin, body)
     if version >= (2, 9):
-        body["locked"] = False
+        body["locked"] = server.locked
     if version >= (2, 16) and is_admin and full:
         statuses = host_statuses if host_statuses is not None else service.host_statuses([server])
         body["host_status"] = statuses.get(server.host, "UNKNOWN") if server.host else ""
@@ -199,7 +199,7 @@ def server_detail(
         group = server_groups.groups_of_servers([str(server.uuid)]).get(str(server.uuid))
         body["server_groups"] = [group] if group else []
     if version >= (2, 73):
-        body["locked_reason"] = None
+        body["locked_reason"] = server.locked_reason
     if version >= (2, 90) and not (is_admin and full):
         body["OS-EXT-SRV-ATTR:hostname"] = hostname_of(server)
     if version >= (2, 96) and full:

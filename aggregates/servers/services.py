@@ -109,6 +109,13 @@ def invalid_state(action: str, server_ref: str, attr: str, state: object) -> Con
     return Conflict(f"Cannot '{action}' instance {server_ref} while it is in {attr} {state}")
 
 
+def check_unlocked(caller: Caller, server: Server) -> None:
+    """Nova's check_instance_lock: a locked server refuses a non-admin
+    (its owner too) every state-changing action; an admin overrides."""
+    if server.locked and not caller.is_admin:
+        raise Conflict(f"Instance {server.uuid} is locked")
+
+
 # Every status Nova knows: a filter on another is a 400; one no state of
 # Corral's gives (models.status_q is None) selects nothing.
 KNOWN_STATUSES = frozenset(
@@ -153,6 +160,7 @@ class ServerQuery:
     flavor: str | None = None
     uuid: str | None = None
     deleted: bool | None = None
+    locked: bool | None = None
     changes_since: datetime | None = None
     changes_before: datetime | None = None
     limit: int | None = None
@@ -230,6 +238,8 @@ def list_servers(caller: Caller, query: ServerQuery, max_limit: int = 1000, deta
         servers = servers.filter(availability_zone__regex=_regex(query.availability_zone, "availability_zone"))
     if query.reservation_id is not None:
         servers = servers.filter(reservation_id=query.reservation_id)
+    if query.locked is not None:
+        servers = servers.filter(locked=query.locked)
     if query.image is not None:
         servers = servers.filter(image_id=query.image.rstrip("/").rsplit("/", 1)[-1])
     if query.flavor is not None:
@@ -686,6 +696,7 @@ def restore_server(caller: Caller, server_uuid: str) -> None:
     with events.failures_recorded(caller, "restore_server", "server", server_uuid):
         with transaction.atomic():
             server = locked_server(caller, server_uuid)
+            check_unlocked(caller, server)
             if server.vm_state != Server.SOFT_DELETED:
                 raise invalid_state("restore", server_uuid, "vm_state", server.vm_state)
             now = timezone.now()
@@ -696,6 +707,66 @@ def restore_server(caller: Caller, server_uuid: str) -> None:
             server.save(update_fields=["vm_state", "task_state", "power_state", "terminated_at", "updated_at"])
             actions.event_finish(action, actions.RESTORE_EVENT, host=server.host)
             notifications.record(caller, "instance.restore.end", server, request_id=caller.request_id)
+
+
+# --- locks (Nova's os-lock-server) ---------------------------------------------------------
+
+LOCK_POLICY = "os_compute_api:os-lock-server:lock"
+UNLOCK_POLICY = "os_compute_api:os-lock-server:unlock"
+UNLOCK_OVERRIDE_POLICY = "os_compute_api:os-lock-server:unlock:unlock_override"
+LOCK_EVENT = "api_lock"
+UNLOCK_EVENT = "api_unlock"
+
+
+def _authorize(caller: Caller, rule: str, server: Server) -> None:
+    if not caller.may(rule, {"project_id": server.project_id, "user_id": server.user_id}):
+        raise Forbidden.by_policy(rule)
+
+
+def lock_server(caller: Caller, server_uuid: str, reason: str | None = None) -> Server:
+    """lock: locked by "owner" (the server's project) or "admin" (another
+    project's admin), with the 2.73 reason; a lock the owner asks for again
+    changes nothing (Nova records no action then). Any state."""
+    with events.failures_recorded(caller, "lock_server", "server", server_uuid):
+        with transaction.atomic():
+            server = locked_server(caller, server_uuid)
+            _authorize(caller, LOCK_POLICY, server)
+            is_owner = server.project_id == caller.project_id
+            if server.locked and is_owner:
+                return server
+            action = actions.start(caller, server, actions.LOCK)
+            actions.event_start(action, LOCK_EVENT)
+            server.locked = True
+            server.locked_by = Server.LOCKED_BY_OWNER if is_owner else Server.LOCKED_BY_ADMIN
+            if reason:
+                server.locked_reason = reason
+            server.updated_at = timezone.now()
+            server.save(update_fields=["locked", "locked_by", "locked_reason", "updated_at"])
+            actions.event_finish(action, LOCK_EVENT)
+            actions.finish(action)
+            notifications.record(caller, "instance.lock", server, request_id=caller.request_id)
+    return server
+
+
+def unlock_server(caller: Caller, server_uuid: str) -> Server:
+    """unlock: a lock taken by the other side (an admin's, for the owner;
+    the owner's, for another project's admin) needs unlock_override."""
+    with events.failures_recorded(caller, "unlock_server", "server", server_uuid):
+        with transaction.atomic():
+            server = locked_server(caller, server_uuid)
+            _authorize(caller, UNLOCK_POLICY, server)
+            expected = Server.LOCKED_BY_OWNER if server.project_id == caller.project_id else Server.LOCKED_BY_ADMIN
+            if server.locked_by and server.locked_by != expected:
+                _authorize(caller, UNLOCK_OVERRIDE_POLICY, server)
+            action = actions.start(caller, server, actions.UNLOCK)
+            actions.event_start(action, UNLOCK_EVENT)
+            server.locked, server.locked_by, server.locked_reason = False, None, None
+            server.updated_at = timezone.now()
+            server.save(update_fields=["locked", "locked_by", "locked_reason", "updated_at"])
+            actions.event_finish(action, UNLOCK_EVENT)
+            actions.finish(action)
+            notifications.record(caller, "instance.unlock", server, request_id=caller.request_id)
+    return server
 
 
 def force_delete_server(caller: Caller, server_uuid: str) -> None:
@@ -735,7 +806,7 @@ def _soft_deletable(server: Server) -> bool:
     return (
         server.launched_at is not None
         and server.task_state is None
-        and server.vm_state in (Server.ACTIVE, "stopped", Server.ERROR)
+        and server.vm_state in (Server.ACTIVE, Server.STOPPED, Server.ERROR)
     )
 
 
@@ -748,6 +819,7 @@ def _delete(caller: Caller, server_uuid: str, soft: bool) -> None:
             server = Server.objects.select_for_update().get(pk=server.pk)
             if server.vm_state == Server.DELETED:
                 raise _not_found(server_uuid)
+            check_unlocked(caller, server)
             now = timezone.now()
             action = actions.start(caller, server, actions.DELETE, now)
             if soft and _soft_deletable(server):

@@ -15,7 +15,7 @@ from aggregates.identity.caller import Caller
 from aggregates.servers import notifications, schemas, services
 from aggregates.servers.models import Server, ServerTag
 
-MUTABLE_VM_STATES = (Server.ACTIVE, "paused", "suspended", "stopped")
+MUTABLE_VM_STATES = (Server.ACTIVE, "paused", "suspended", Server.STOPPED)
 
 
 def tags_of(server: Server) -> list[str]:

@@ -91,3 +91,40 @@ def test_soft_delete_and_restore(server, admin_client, settings):
     server.refresh_from_db()
     assert server.vm_state == Server.ACTIVE
     assert 'id="restore-server"' not in page(admin_client, server)
+
+
+def test_stop_start_reboot_lock_and_unlock(server, admin_client):
+    html = page(admin_client, server)
+    assert 'id="stop-server"' in html and 'id="start-server"' not in html and 'id="lock-server"' in html
+    response = admin_client.post(f"/servers/{server.uuid}/stop/", follow=True)
+    assert "Server web stopped." in response.content.decode()
+    server.refresh_from_db()
+    assert (server.vm_state, server.power_state) == (Server.STOPPED, Server.POWER_SHUTDOWN)
+    html = page(admin_client, server)
+    assert 'id="start-server"' in html and 'id="stop-server"' not in html and 'id="reboot-server"' not in html
+    assert admin_client.post(f"/servers/{server.uuid}/start/").status_code == 302
+    server.refresh_from_db()
+    assert server.vm_state == Server.ACTIVE
+    response = admin_client.post(f"/servers/{server.uuid}/reboot/", {"type": "HARD"}, follow=True)
+    assert "Server web rebooted (HARD)." in response.content.decode()
+    assert server.actions.order_by("-id").first().action == "reboot"
+
+    admin_client.post(f"/servers/{server.uuid}/lock/", {"reason": "kernel upgrade"})
+    server.refresh_from_db()
+    assert (server.locked, server.locked_reason) == (True, "kernel upgrade")
+    html = page(admin_client, server)
+    assert 'id="unlock-server"' in html and 'id="lock-server"' not in html and "kernel upgrade" in html
+    admin_client.post(f"/servers/{server.uuid}/unlock/")
+    server.refresh_from_db()
+    assert (server.locked, server.locked_reason) == (False, None)
+    # A refusal is a message and changes nothing.
+    response = admin_client.post(f"/servers/{server.uuid}/start/", follow=True)
+    assert f"Server web was not started: Cannot &#x27;start&#x27; instance {server.uuid}" in response.content.decode()
+
+
+def test_power_and_lock_buttons_are_for_admins_only(server, reader_client):
+    html = page(reader_client, server)
+    assert 'id="stop-server"' not in html and 'id="lock-server"' not in html
+    assert reader_client.post(f"/servers/{server.uuid}/stop/").status_code == 403
+    server.refresh_from_db()
+    assert server.vm_state == Server.ACTIVE

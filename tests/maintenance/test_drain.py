@@ -177,3 +177,21 @@ def test_legacy_os_hosts_maintenance_mode(cloud, admin_api):
     assert response.json() == {"host": "A", "status": "disabled"}
     # Gone from 2.43, as in Nova.
     assert fault(admin_api.put("/os-hosts/A", {"maintenance_mode": "enable"}, version="2.43"))[0] == 404
+
+
+def test_a_live_drain_cold_migrates_a_stopped_server_which_stays_stopped(cloud, admin_api):
+    nodes = {node.host: node for node in cloud.hosts("A", "B")}
+    flavor, image = cloud.flavor(vcpus=2, ram=1024, disk=10), cloud.image()
+    running, shut = boot_on(admin_api, flavor, image, "A", count=2)
+    assert admin_api.post(f"/servers/{shut.uuid}/action", {"os-stop": None}, version=V).status_code == 202
+
+    job = started(admin_api, "A")
+    assert job["status"] == "completed", job
+    assert set(hosts_of([running, shut]).values()) == {"B"}
+    kinds = dict(ServerMigration.objects.values_list("server__uuid", "migration_type"))
+    assert kinds == {running.uuid: "live-migration", shut.uuid: "migration"}
+    assert ServerMigration.objects.get(server__uuid=shut.uuid).status == "confirmed"
+    shut.refresh_from_db()
+    assert (shut.vm_state, shut.power_state) == (Server.STOPPED, Server.POWER_SHUTDOWN)
+    assert list(cloud.allocations(shut.uuid)) == [str(nodes["B"].uuid)]
+    assert usages(cloud, nodes["A"]) == times(0)
