@@ -188,10 +188,16 @@ def test_identity_api_refuses_every_hostile_payload(db, token_for):
             "scope": {"project": {"name": "demo", "domain": {"id": "default"}}},
         }
     }
-    # Keystone lets payloads of other methods ride along in "identity".
-    skips = {("post", "/identity/v3/auth/tokens"): [("auth", "identity")]}
     project = admin.post("/identity/v3/projects", {"project": {"name": "fz-existing"}}).json()["project"]
     user = admin.post("/identity/v3/users", {"user": {"name": "fz-user", "password": "pw"}}).json()["user"]
+    # Keystone lets payloads of other methods ride along in "identity", and
+    # its user schema takes attributes beyond the named ones (Corral takes
+    # them without keeping them; tests/aggregates/test_identity_admin_api.py checks that).
+    skips = {
+        ("post", "/identity/v3/auth/tokens"): [("auth", "identity")],
+        ("post", "/identity/v3/users"): [("user",)],
+        ("patch", f"/identity/v3/users/{user['id']}"): [("user",)],
+    }
     project_body = {"name": "fz", "description": "d", "enabled": True, "domain_id": "default", "parent_id": "default"}
     user_body = {
         "name": "fz",
