@@ -62,6 +62,10 @@ def lock_provider(
     return provider
 
 
+# The generations a provider can have: a 64-bit signed column on both databases.
+STORABLE_GENERATIONS = range(-(2**63), 2**63)
+
+
 def compare_and_bump(
     uuid: str, expected_generation: int, conflict_message: str = GENERATION_CHANGED
 ) -> tuple[int, int]:
@@ -71,13 +75,15 @@ def compare_and_bump(
     generation and is refused: no lost update). NotFound or Conflict as
     ``lock_provider``."""
     table = connection.ops.quote_name(ResourceProvider._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} SET generation = generation + 1, updated_at = %s "
-            "WHERE uuid = %s AND generation = %s RETURNING id, generation",
-            [connection.ops.adapt_datetimefield_value(timezone.now()), uuid, expected_generation],
-        )
-        row = cursor.fetchone()
+    row = None
+    if expected_generation in STORABLE_GENERATIONS:  # one past 64 bits matches none (and SQLite cannot bind it)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {table} SET generation = generation + 1, updated_at = %s "
+                "WHERE uuid = %s AND generation = %s RETURNING id, generation",
+                [connection.ops.adapt_datetimefield_value(timezone.now()), uuid, expected_generation],
+            )
+            row = cursor.fetchone()
     if row is None:
         if not ResourceProvider.objects.filter(uuid=uuid).exists():
             raise errors.NotFound(f"No resource provider with uuid {uuid} found")
