@@ -14,6 +14,7 @@ from aggregates.flavors.models import Flavor
 from aggregates.hosts import services as hosts
 from aggregates.hosts.models import Service
 from aggregates.identity.caller import Caller
+from tests.plugins.browser import overflow, watched_page
 
 from .conftest import SCREENSHOTS, log_in, screenshot
 
@@ -37,18 +38,10 @@ def sampled_demo_url(mirrored_demo_url, settings):
     return mirrored_demo_url
 
 
-def overflow(page):
-    return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-
-
 @pytest.mark.parametrize("label, viewport", [("desktop", DESKTOP), ("phone", PHONE)])
 def test_the_capacity_page(browser, sampled_demo_url, label, viewport):
     base = sampled_demo_url
-    context = browser.new_context(viewport=viewport, color_scheme="light")
-    page = context.new_page()
-    page.set_default_timeout(15000)
-    violations = []
-    page.on("console", lambda message: "Content Security Policy" in message.text and violations.append(message.text))
+    page, violations = watched_page(browser, viewport)
     try:
         log_in(page, base, "admin")
         page.goto(f"{base}/capacity/")
@@ -67,4 +60,4 @@ def test_the_capacity_page(browser, sampled_demo_url, label, viewport):
         page.screenshot(path=str(SCREENSHOTS / f"capacity-{label}-table.png"))
         assert violations == []
     finally:
-        context.close()
+        page.context.close()

@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from aggregates.maintenance.models import MaintenanceJob
 from aggregates.servers.models import Server
 from tests.plugins.api import ApiClient
+from tests.plugins.browser import overflow, watched_page
 from tests.plugins.cloud import Cloud, cli_body, own_placement
 
 from .conftest import DEMO_PASSWORD, log_in, screenshot
@@ -44,18 +45,10 @@ def maintenance_cloud(server_url, settings, monkeypatch, system, make_host, toke
     return server_url, aggregate
 
 
-def overflow(page):
-    return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-
-
 @pytest.mark.parametrize("label, viewport", [("desktop", DESKTOP), ("phone", PHONE)])
 def test_preview_confirm_and_watch_the_drain(browser, maintenance_cloud, label, viewport):
     base, aggregate = maintenance_cloud
-    context = browser.new_context(viewport=viewport, color_scheme="light")
-    page = context.new_page()
-    page.set_default_timeout(15000)
-    violations = []
-    page.on("console", lambda message: "Content Security Policy" in message.text and violations.append(message.text))
+    page, violations = watched_page(browser, viewport)
     try:
         log_in(page, base, "mt-admin")
         page.goto(f"{base}/hosts/")
@@ -121,4 +114,4 @@ def test_preview_confirm_and_watch_the_drain(browser, maintenance_cloud, label, 
         assert set(Server.objects.filter(name__startswith="web").values_list("host", flat=True)) == {"compute-a"}
         assert violations == []
     finally:
-        context.close()
+        page.context.close()

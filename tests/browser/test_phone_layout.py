@@ -9,6 +9,7 @@ from aggregates.flavors.models import Flavor
 from aggregates.host_aggregates.models import Aggregate
 from aggregates.hosts.models import ComputeNode, Service
 from aggregates.identity.models import Project
+from tests.plugins.browser import overflow, watched_page
 
 from .conftest import log_in, screenshot
 
@@ -58,24 +59,10 @@ def console_pages():
     return pages
 
 
-def overflow(page):
-    """How many pixels the page is wider than the window (0: no sideways scroll)."""
-    return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-
-
-def _new(browser, viewport):
-    context = browser.new_context(viewport=viewport, color_scheme="light")
-    page = context.new_page()
-    page.set_default_timeout(15000)
-    violations = []
-    page.on("console", lambda message: "Content Security Policy" in message.text and violations.append(message.text))
-    return page, violations
-
-
 @pytest.mark.parametrize("label, viewport", [("phone", PHONE), ("desktop", DESKTOP), ("wide", WIDE)])
 def test_no_page_scrolls_sideways(browser, mirrored_demo_url, label, viewport):
     base = mirrored_demo_url
-    page, violations = _new(browser, viewport)
+    page, violations = watched_page(browser, viewport)
     try:
         page.goto(f"{base}/login/")
         assert overflow(page) == 0, "login"
@@ -96,7 +83,7 @@ def test_no_page_scrolls_sideways(browser, mirrored_demo_url, label, viewport):
 
 
 def test_the_phone_navigation_folds_behind_menu(browser, demo_url):
-    page, _ = _new(browser, PHONE)
+    page, _ = watched_page(browser, PHONE)
     try:
         log_in(page, demo_url, "admin")
         nav = page.locator("header nav")
@@ -115,7 +102,7 @@ def test_the_phone_navigation_folds_behind_menu(browser, demo_url):
 
 
 def test_a_refused_form_is_not_posted_again_by_a_refresh(browser, demo_url):
-    page, _ = _new(browser, DESKTOP)
+    page, _ = watched_page(browser, DESKTOP)
     try:
         log_in(page, demo_url, "admin")
         page.goto(f"{demo_url}/aggregates/new/")
@@ -132,7 +119,7 @@ def test_a_refused_form_is_not_posted_again_by_a_refresh(browser, demo_url):
 
 
 def test_desktop_navigation_is_always_shown(browser, demo_url):
-    page, _ = _new(browser, DESKTOP)
+    page, _ = watched_page(browser, DESKTOP)
     try:
         log_in(page, demo_url, "admin")
         expect(page.locator("header nav")).to_be_visible()

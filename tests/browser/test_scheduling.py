@@ -12,6 +12,7 @@ import pytest
 from aggregates.hosts.models import ComputeNode
 from aggregates.images.models import Image
 from aggregates.servers.models import instances_by_host
+from tests.plugins.browser import watched_page
 
 from .conftest import SCREENSHOTS, log_in, screenshot
 
@@ -20,15 +21,6 @@ expect = pytest.importorskip("playwright.sync_api", reason="browser tests need P
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 FILTERS = ["ComputeFilter", "AggregateInstanceExtraSpecsFilter", "AggregateMultiTenancyIsolation"]
-
-
-def _new(browser, viewport):
-    context = browser.new_context(viewport=viewport, color_scheme="light")
-    page = context.new_page()
-    page.set_default_timeout(15000)
-    violations = []
-    page.on("console", lambda message: "Content Security Policy" in message.text and violations.append(message.text))
-    return page, violations
 
 
 def viewport_screenshot(page, selector, name):
@@ -64,7 +56,7 @@ def test_scheduling_page_table_fits_and_sorts(browser, mirrored_demo_url, settin
     settings.ENABLED_FILTERS = FILTERS
     base = mirrored_demo_url
     nodes = ComputeNode.objects.count()
-    page, violations = _new(browser, viewport)
+    page, violations = watched_page(browser, viewport)
     try:
         log_in(page, base, "admin")
         page.goto(f"{base}/scheduling/")
@@ -131,7 +123,7 @@ def test_scheduling_page_table_fits_and_sorts(browser, mirrored_demo_url, settin
 @pytest.mark.parametrize("label, viewport", [("desktop", DESKTOP), ("phone", PHONE)])
 def test_boot_a_server_from_the_console(browser, mirrored_demo_url, label, viewport):
     base = mirrored_demo_url
-    page, violations = _new(browser, viewport)
+    page, violations = watched_page(browser, viewport)
     page.on("dialog", lambda dialog: dialog.accept())
     try:
         log_in(page, base, "admin")

@@ -67,3 +67,19 @@ def dark_page(browser):
     page = _new_page(browser, "dark")
     yield page
     page.context.close()
+
+
+def watched_page(browser, viewport):
+    """A page of a new light-scheme context at ``viewport``, and the list the
+    console's Content-Security-Policy refusals are gathered in as it goes."""
+    context = browser.new_context(viewport=viewport, color_scheme="light")
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    violations = []
+    page.on("console", lambda message: "Content Security Policy" in message.text and violations.append(message.text))
+    return page, violations
+
+
+def overflow(page):
+    """How many pixels the page is wider than the window (0: no sideways scroll)."""
+    return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
