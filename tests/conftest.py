@@ -14,6 +14,7 @@ pytest_plugins = [
     "tests.plugins.big_cloud",
     "tests.plugins.cloud",
     "tests.plugins.browser",
+    "tests.plugins.console_clients",
 ]
 
 

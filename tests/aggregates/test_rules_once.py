@@ -8,8 +8,6 @@ from datetime import timedelta
 
 import pytest
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.test import Client
 from django.utils import timezone
 
 from aggregates.errors import Conflict, Invalid, NotFound, ServiceError
@@ -19,15 +17,6 @@ from aggregates.hosts.models import Service
 from dashboard.console import form_error
 from dashboard.forms import AggregateCreateForm
 from tests.helpers import fault
-
-
-@pytest.fixture
-def admin_client(db):
-    user = get_user_model().objects.create_user("rules-admin", password="pw", is_staff=True, is_superuser=True)
-    client = Client()
-    client.force_login(user)
-    return client
-
 
 # --- "up" ------------------------------------------------------------------------
 

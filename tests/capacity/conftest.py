@@ -3,8 +3,6 @@ process): hosts of an exact size (no overcommit, nothing reserved), so that
 every figure can be worked out by hand."""
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.test import Client
 
 from aggregates.identity import services as identity
 from tests.plugins.cloud import EXACT
@@ -52,13 +50,3 @@ def figures(body, scope="availability_zones"):
 
 def project_id(name):
     return identity.ensure_project(name).pk
-
-
-@pytest.fixture
-def console(db):
-    """The console logged in as an admin (staff, superuser)."""
-    client = Client()
-    client.force_login(
-        get_user_model().objects.create_user("capacity-admin", password="pw", is_staff=True, is_superuser=True)
-    )
-    return client

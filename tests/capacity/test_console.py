@@ -20,13 +20,13 @@ def cell(html, scope, name, flavor):
     return int(found.group(1)), found.group(2)
 
 
-def test_the_table_and_one_line_per_flavor_per_group(cloud, console, three_hosts, settings):
+def test_the_table_and_one_line_per_flavor_per_group(cloud, admin_client, three_hosts, settings):
     start = timezone.now() - timedelta(hours=2)
     services.sample(start, force=True)
     cloud.disable("B")
     services.sample(start + timedelta(hours=1), force=True)
     services.SAMPLE_WITHOUT_BROKER.last = float("inf")  # this test's samples only
-    response = console.get("/capacity/")
+    response = admin_client.get("/capacity/")
     assert response.status_code == 200
     html = response.content.decode()
     assert '<a href="/capacity/" class="active">Capacity</a>' in html
@@ -44,23 +44,23 @@ def test_the_table_and_one_line_per_flavor_per_group(cloud, console, three_hosts
     assert "2 samples" in chart.group(1)
 
 
-def test_for_a_project_after_losing_a_host_and_bad_input(cloud, console, three_hosts):
-    html = console.get("/capacity/?lose_hosts=1").content.decode()
+def test_for_a_project_after_losing_a_host_and_bad_input(cloud, admin_client, three_hosts):
+    html = admin_client.get("/capacity/?lose_hosts=1").content.decode()
     assert cell(html, "zone", "z1", "plain") == (4, "VCPU")  # A and B idle: A goes first by name
     assert "losing A<" in html
     cloud.aggregate("private", ["C"], filter_tenant_id=project_id("demo"))
-    assert cell(console.get("/capacity/").content.decode(), "zone", "z2", "plain")[0] == 0
-    html = console.get(f"/capacity/?project={project_id('demo')}").content.decode()
+    assert cell(admin_client.get("/capacity/").content.decode(), "zone", "z2", "plain")[0] == 0
+    html = admin_client.get(f"/capacity/?project={project_id('demo')}").content.decode()
     assert cell(html, "zone", "z2", "plain") == (4, "VCPU")
-    html = console.get("/capacity/?lose_hosts=-1").content.decode()
+    html = admin_client.get("/capacity/?lose_hosts=-1").content.decode()
     assert "lose_hosts must be a whole number" in html and 'class="capacity-table"' not in html
-    html = console.get("/capacity/?project=nobody").content.decode()
+    html = admin_client.get("/capacity/?project=nobody").content.decode()
     assert "Project ID nobody is not a valid project." in html
 
 
-def test_without_a_broker_the_page_takes_a_sample_when_due(cloud, console, three_hosts):
+def test_without_a_broker_the_page_takes_a_sample_when_due(cloud, admin_client, three_hosts):
     services.SAMPLE_WITHOUT_BROKER.reset()
-    assert console.get("/capacity/").status_code == 200
+    assert admin_client.get("/capacity/").status_code == 200
     assert CapacitySample.objects.filter(scope="availability_zone", name="z1").count() == 1
-    assert console.get("/capacity/").status_code == 200
+    assert admin_client.get("/capacity/").status_code == 200
     assert CapacitySample.objects.filter(scope="availability_zone", name="z1").count() == 1  # not due again

@@ -194,13 +194,6 @@ def test_the_catalog_comes_from_the_public_url(alice, settings):
 # --- console: next=, CSV, CSP, no-store ------------------------------------------------------
 
 
-@pytest.fixture
-def admin_client(db):
-    client = Client()
-    client.force_login(get_user_model().objects.create_user("a", password="pw", is_staff=True, is_superuser=True))
-    return client
-
-
 @pytest.mark.parametrize(
     "target, expected",
     [

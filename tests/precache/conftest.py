@@ -5,11 +5,8 @@ import hashlib
 import io
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.test import Client
 
 from aggregates.host_aggregates import services as aggregate_services
-from aggregates.identity import services as identity
 from aggregates.images import services as image_services
 
 
@@ -63,23 +60,3 @@ def agg(make_aggregate):
 def image(make_image):
     """An active image (make_image's defaults)."""
     return make_image()
-
-
-@pytest.fixture
-def admin_client(db):
-    """The console, logged in as a superuser."""
-    client = Client()
-    client.force_login(
-        get_user_model().objects.create_user("pc-admin", password="pw", is_staff=True, is_superuser=True)
-    )
-    return client
-
-
-@pytest.fixture
-def reader_client(db):
-    """The console, logged in as a reader (a read-only admin)."""
-    user = get_user_model().objects.create_user("pc-reader", password="pw", is_staff=True)
-    identity.grant(user, identity.ensure_project("admin"), "reader")
-    client = Client()
-    client.force_login(user)
-    return client
