@@ -45,7 +45,8 @@ class AddressPool(models.Model):
 
 class AddressAllocation(models.Model):
     """One address of a pool held by a server: ``fixed`` (its own) or
-    ``floating`` (an external pool's, assigned on top)."""
+    ``floating`` (an external pool's, assigned on top); or taken for it by a
+    move under way (``reserved_for`` its destination)."""
 
     FIXED = "fixed"
     FLOATING = "floating"
@@ -57,6 +58,10 @@ class AddressAllocation(models.Model):
     version = models.IntegerField(default=4)
     kind = models.CharField(max_length=10, choices=KINDS, default=FIXED)
     mac_addr = models.CharField(max_length=17)
+    # Taken by a move whose claim on this host holds, for the server to hold
+    # once it arrives ('' for an address the server holds now): counted as
+    # used by every pool figure and never shown among the server's addresses.
+    reserved_for = models.CharField(max_length=255, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -27,7 +27,7 @@ from aggregates.host_aggregates.models import Aggregate, AggregateHost
 from aggregates.hosts.models import ComputeNode
 from aggregates.identity.caller import Caller
 from aggregates.scheduling.request import AddressNeed, PoolView, RequestSpec
-from aggregates.scheduling.services import SideClaim
+from aggregates.scheduling.services import MoveSideClaim, SideClaim
 from aggregates.servers.models import Server
 from aggregates.zones import services as zones
 
@@ -353,7 +353,7 @@ def needs_of_servers(servers: Sequence[Server]) -> dict[str, AddressNeed]:
     three queries whatever their number (a plan's servers)."""
     uuids = {server.pk: str(server.uuid) for server in servers}
     held: dict[str, list[AddressAllocation]] = {}
-    rows = AddressAllocation.objects.filter(server__in=list(uuids)).select_related("pool")
+    rows = AddressAllocation.objects.filter(server__in=list(uuids), reserved_for="").select_related("pool")
     for row in rows.order_by("id"):
         held.setdefault(uuids[row.server_id], []).append(row)
     if not held:
@@ -388,10 +388,16 @@ def _mac() -> str:
 
 
 def _take(
-    server: Server, pools: Sequence[AddressPool], kind: str, mac: str, place: tuple[str, frozenset[str]]
+    server: Server,
+    pools: Sequence[AddressPool],
+    kind: str,
+    mac: str,
+    place: tuple[str, frozenset[str]],
+    reserved_for: str = "",
 ) -> AddressAllocation | None:
     """The lowest free address of the first pool (by name) serving the host
-    that has one. The pools' rows are locked (PostgreSQL); the unique
+    that has one (held by the server, or taken for its move to
+    ``reserved_for``). The pools' rows are locked (PostgreSQL); the unique
     constraint settles any race left (that address is skipped)."""
     locked = AddressPool.objects.select_for_update().filter(pk__in=[p.pk for p in pools]).order_by("name")
     for pool in locked:
@@ -405,7 +411,13 @@ def _take(
             try:
                 with transaction.atomic():
                     return AddressAllocation.objects.create(
-                        pool=pool, server=server, address=text, version=address.version, kind=kind, mac_addr=mac
+                        pool=pool,
+                        server=server,
+                        address=text,
+                        version=address.version,
+                        kind=kind,
+                        mac_addr=mac,
+                        reserved_for=reserved_for,
                     )
             except IntegrityError:
                 continue
@@ -441,25 +453,75 @@ def free(server: Server) -> int:
     return deleted
 
 
+def _not_serving(server: Server, place: tuple[str, frozenset[str]]) -> list[AddressAllocation]:
+    """The server's held addresses whose pool does not serve the host at ``place``."""
+    rows = AddressAllocation.objects.filter(server=server, reserved_for="").select_related("pool", "pool__aggregate")
+    return [row for row in rows if not view_of(row.pool).serves(*place)]
+
+
+def _like(row: AddressAllocation) -> list[AddressPool]:
+    """The other pools that can replace ``row``: same kind, same IP version."""
+    same_kind = AddressPool.objects.filter(kind=row.pool.kind).exclude(pk=row.pool.pk)
+    return [other for other in same_kind if network_of(other).version == row.version]
+
+
+def reserve_for_move(server_uuid: str, node_uuid: str) -> bool:
+    """A move's side of its claim on compute node ``node_uuid``: take now,
+    reserved for the server, a replacement for each address whose pool does
+    not serve that host, so that no other boot or move can take it before
+    the move ends (``readdress`` hands them over). Replaces the server's
+    earlier reservations. False, with nothing taken, when a pool that
+    could serve the host has none left (the next host is tried) or the
+    server is being deleted."""
+    host = ComputeNode.objects.filter(uuid=node_uuid).values_list("host", flat=True).first()
+    if host is None:
+        return False
+    with transaction.atomic():
+        server = Server.objects.select_for_update().filter(uuid=server_uuid).first()
+        if server is None or server.deleted_at is not None or server.task_state == Server.DELETING:
+            return False
+        AddressAllocation.objects.filter(server=server).exclude(reserved_for="").delete()
+        place = _host_place(host)
+        for row in _not_serving(server, place):
+            if _take(server, _like(row), row.kind, row.mac_addr, place, reserved_for=host) is None:
+                transaction.set_rollback(True)
+                return False
+    return True
+
+
+def drop_reservations(server: Server) -> int:
+    """Give back what a move that did not happen took for its destination."""
+    dropped, _ = AddressAllocation.objects.filter(server=server).exclude(reserved_for="").delete()
+    return dropped
+
+
+def drop_reservations_of(server_uuid: str) -> int:
+    """``drop_reservations`` of the server ``server_uuid``."""
+    dropped, _ = AddressAllocation.objects.filter(server__uuid=server_uuid).exclude(reserved_for="").delete()
+    return dropped
+
+
 def readdress(server: Server, host: str) -> list[str]:
     """After a move to ``host`` (inside the move's transaction): keep each
-    address whose pool still serves the host, replace the others from a pool
-    of the same kind and IP version that does. Returns what changed, one sentence each
-    (empty when every address was kept); an address no pool can replace is
-    freed and said so."""
+    address whose pool still serves the host, replace the others by what the
+    move reserved there (``reserve_for_move``) or else from a pool of the
+    same kind and IP version that serves it; other reservations are given
+    back. Returns what changed, one sentence each (empty when every address
+    was kept); an address no pool can replace is freed and said so."""
     place = _host_place(host)
     changes = []
-    rows = list(AddressAllocation.objects.filter(server=server).select_related("pool", "pool__aggregate"))
-    for row in rows:
+    reserved = list(AddressAllocation.objects.filter(server=server, reserved_for=host).select_related("pool"))
+    for row in _not_serving(server, place):
         pool = row.pool
-        view = view_of(pool)
-        if view.serves(*place):
-            continue
         old = f"{row.address} ({row.kind}, pool {pool.name})"
         row.delete()
-        same_kind = AddressPool.objects.filter(kind=pool.kind).exclude(pk=pool.pk)
-        others = [other for other in same_kind if network_of(other).version == row.version]
-        taken = _take(server, others, row.kind, row.mac_addr, place)
+        taken = next((r for r in reserved if r.kind == row.kind and r.version == row.version), None)
+        if taken is not None:
+            reserved.remove(taken)
+            taken.reserved_for = ""
+            taken.save(update_fields=["reserved_for"])
+        else:
+            taken = _take(server, _like(row), row.kind, row.mac_addr, place)
         if taken is None:
             changes.append(f"{old} freed: no {pool.kind} pool serving host {host} has a free address")
         else:
@@ -467,6 +529,7 @@ def readdress(server: Server, host: str) -> list[str]:
                 f"{old} replaced by {taken.address} (pool {taken.pool.name}): "
                 f"pool {pool.name} does not serve host {host}"
             )
+    drop_reservations(server)
     return changes
 
 
@@ -475,7 +538,8 @@ def addresses_of(server: Server) -> dict[str, list[dict[str, Any]]]:
     MAC; a floating address is listed under the pool of the fixed address it
     is given on top of, as Nova lists it under the port's network. Reads the
     prefetched rows when there are."""
-    rows = sorted(server.address_rows.all(), key=lambda row: (row.kind != AddressAllocation.FIXED, row.id))
+    held = [row for row in server.address_rows.all() if not row.reserved_for]
+    rows = sorted(held, key=lambda row: (row.kind != AddressAllocation.FIXED, row.id))
     shown: dict[str, list[dict[str, Any]]] = {}
     home = ""
     for row in rows:
@@ -520,9 +584,19 @@ def for_boot(spec: RequestSpec, networks: str | list[dict[str, Any]] | None) -> 
     return dataclasses.replace(spec, addressing=need), side
 
 
-def for_move(spec: RequestSpec, server: Server) -> RequestSpec:
-    """A move's spec with the addresses the server must find at its destination."""
-    return dataclasses.replace(spec, addressing=need_of_server(server))
+def for_move(spec: RequestSpec, server: Server) -> tuple[RequestSpec, MoveSideClaim | None]:
+    """A move's spec with the addresses the server must find at its
+    destination, and the claim of those it must take anew there, made with
+    placement's (None when it holds no address)."""
+    need = need_of_server(server)
+    if need is None:
+        return spec, None
+    side = MoveSideClaim(
+        take=reserve_for_move,
+        give_back=drop_reservations_of,
+        respec=lambda stale: dataclasses.replace(stale, addressing=need_of_server(server)),
+    )
+    return dataclasses.replace(spec, addressing=need), side
 
 
 # --- capacity headroom ---------------------------------------------------------------
@@ -545,7 +619,7 @@ def headroom(remaining: Sequence[str], lost: Sequence[str], moving: Sequence[Ser
     if not items:
         return []
     places = {host: _host_place(host) for host in [*remaining, *lost]}
-    held = AddressAllocation.objects.filter(server__in=list(moving)).values_list("pool_id", flat=True)
+    held = AddressAllocation.objects.filter(server__in=list(moving), reserved_for="").values_list("pool_id", flat=True)
     figures = []
     for version, resource_class in ((4, "IPV4_ADDRESS"), (6, "IPV6_ADDRESS")):
         mine = [item for item in items if network_of(item.pool).version == version]

@@ -102,8 +102,8 @@ def run_move(migration_pk: int) -> MoveOutcome:
             new_flavor=(new_flavor["flavorid"], new_flavor["flavor"]) if new_flavor else None,
             may_stay=bool(migration.request.get("same_host")),
         )
-        spec = addressing.for_move(spec, server)
-        result = scheduling.schedule_move(spec, str(server.uuid), hold_source_as=hold_as)
+        spec, addresses = addressing.for_move(spec, server)
+        result = scheduling.schedule_move(spec, str(server.uuid), hold_source_as=hold_as, side=addresses)
     except Exception as exc:
         log.exception("moving server %s (migration %s) failed", server.uuid, migration.uuid)
         message = exc.message if isinstance(exc, ServiceError) else f"{type(exc).__name__}: {exc}"
@@ -153,6 +153,7 @@ def finish(
         if target is not None and gone:
             migration.status = ServerMigration.FAILED
             migration.message = "The server was deleted while it moved."
+            addressing.drop_reservations(server)
             release_after = [str(server.uuid), str(migration.uuid)]
             migration.save()
         elif target is not None:
@@ -186,6 +187,7 @@ def finish(
             moved = True
             notifications.record(caller, f"{states.EVENT[kind]}.end", server, migration)
         else:
+            addressing.drop_reservations(server)  # a move that broke after taking its addresses
             migration.status = failed_status
             migration.message = message or build.NO_VALID_HOST
             if not gone:

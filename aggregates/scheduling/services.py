@@ -173,7 +173,8 @@ def _decide(
         raise Unavailable(f"Scheduling is not possible now: {failed}") from failed
 
 
-Claim = Callable[[str, dict[str, Any]], bool]
+# claim(consumer uuid, allocation request, compute node uuid): True when it holds.
+Claim = Callable[[str, dict[str, Any], str], bool]
 
 
 @dataclass(frozen=True)
@@ -195,10 +196,10 @@ def schedule_and_claim(spec: RequestSpec, consumer_uuids: list[str], side: SideC
     database transaction open."""
     placement = client()
 
-    def claim(consumer: str, allocation: dict[str, Any]) -> bool:
+    def claim(consumer: str, allocation: dict[str, Any], node_uuid: str) -> bool:
         if not _claim(placement, spec, consumer, allocation):
             return False
-        if side is None or side.claim(consumer, next(iter(allocation["allocations"]))):
+        if side is None or side.claim(consumer, node_uuid):
             return True
         placement.release(consumer)
         return False
@@ -275,7 +276,10 @@ def _place_once(
         decision = _decide(respec(spec) if respec else spec, placement, full=True)
         decision.chosen = chosen_hosts
         for uuid in lost_races & set(decision.fates):
-            decision.fates[uuid].reason += "; a claim here lost a race for the last room (placement answered 409)"
+            decision.fates[uuid].reason += (
+                "; a claim here lost a race for the last room (placement answered 409, or a pool's last "
+                "address was taken)"
+            )
         result.fault_message = fault_message(decision)
     result.decision = _record(spec, decision, outcome)
     if reusing and placed is not None and decision.query is not None:
@@ -361,7 +365,7 @@ def _claim_first(
                 decision.ordered = [w for w in decision.ordered if w.host is not host]
                 continue
         try:
-            claimed = claim(consumer_uuid, allocation)
+            claimed = claim(consumer_uuid, allocation, host.node_uuid)
         except PlacementError as failed:
             if admission is not None:
                 admission.withdraw(consumer_uuid)
@@ -371,7 +375,10 @@ def _claim_first(
         if admission is not None:
             admission.withdraw(consumer_uuid)
         fate = decision.fates[host.node_uuid]
-        fate.reason += "; its claim lost a race for the last room (placement answered 409), the next host was tried"
+        fate.reason += (
+            "; its claim lost a race for the last room (placement answered 409, or a pool's last address "
+            "was taken), the next host was tried"
+        )
         if recheck is not None:
             decision.ordered = [w for w in decision.ordered if w.host is not host]
     return None
@@ -466,17 +473,41 @@ def _move_allocation(
     return True
 
 
-def schedule_move(spec: RequestSpec, server_uuid: str, hold_source_as: str | None = None) -> MoveResult:
+@dataclass(frozen=True)
+class MoveSideClaim:
+    """What a move takes on a target beside placement (the addresses the
+    server needs there): ``take(server uuid, node uuid)`` before placement's
+    claim (False: the next host is tried), ``give_back(server uuid)`` when
+    placement's claim then fails; ``respec(spec)``: the spec as things stand
+    now, for the explanation of a failure."""
+
+    take: Callable[[str, str], bool]
+    give_back: Callable[[str], object]
+    respec: Callable[[RequestSpec], RequestSpec]
+
+
+def schedule_move(
+    spec: RequestSpec, server_uuid: str, hold_source_as: str | None = None, side: MoveSideClaim | None = None
+) -> MoveResult:
     """Choose a target for an existing server (never a host of
-    ``spec.ignore_hosts``) and move its allocation there atomically; on a
-    conflict the next host is tried. Nothing moves when no host fits: the
-    stored decision says why. No database transaction may be open."""
+    ``spec.ignore_hosts``) and move its allocation there atomically (with
+    ``side``'s claim taken first); on a conflict the next host is tried.
+    Nothing moves when no host fits: the stored decision says why. No
+    database transaction may be open."""
     placement = client()
-    result = _place(
-        spec,
-        [server_uuid],
-        lambda consumer, allocation: _move_allocation(placement, spec, consumer, allocation, hold_source_as),
-    )
+
+    def claim(consumer: str, allocation: dict[str, Any], node_uuid: str) -> bool:
+        if side is not None and not side.take(consumer, node_uuid):
+            return False
+        moved = False
+        try:
+            moved = _move_allocation(placement, spec, consumer, allocation, hold_source_as)
+        finally:
+            if not moved and side is not None:
+                side.give_back(consumer)
+        return moved
+
+    result = _place(spec, [server_uuid], claim, side.respec if side else None)
     return MoveResult(result.placed[0] if result.placed else None, result.decision, result.fault_message)
 
 

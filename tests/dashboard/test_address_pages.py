@@ -56,3 +56,27 @@ def test_a_servers_page_shows_its_addresses(cloud, admin_api, admin_client, syst
     assert 'private</a>: <span class="mono">10.0.0.2</span> <span class="small muted">fixed</span>' in page
     held = admin_client.get(f"/addresses/{pool.uuid}/").content.decode()
     assert "10.0.0.2" in held and "vm1" in held
+
+
+def test_an_address_a_move_has_taken_shows_where_it_goes(cloud, admin_api, admin_client, system):
+    from aggregates.hosts.models import ComputeNode
+    from aggregates.servers.models import Server
+    from tests.plugins.cloud import cli_body
+
+    cloud.host("h1")
+    cloud.host("h2")
+    cloud.aggregate("rack1", ["h1"])
+    cloud.aggregate("rack2", ["h2"])
+    addressing.create_pool(system, name="net1", cidr="10.1.0.0/24", scope="aggregate", aggregate="rack1")
+    net2 = addressing.create_pool(system, name="net2", cidr="10.2.0.0/24", scope="aggregate", aggregate="rack2")
+    body = cli_body(cloud.flavor(), cloud.image(), networks="auto", zone="nova:h1")
+    server_id = admin_api.post("/servers", body, version="2.100").json()["server"]["id"]
+    # A move's claim on h2 holds: the replacement is taken there, not yet the server's.
+    h2 = ComputeNode.objects.get(host="h2")
+    assert addressing.reserve_for_move(server_id, str(h2.uuid))
+    page = admin_client.get(f"/addresses/{net2.uuid}/").content.decode()
+    assert "10.2.0.1" in page and "moving to h2" in page
+    shown = admin_api.get(f"/servers/{server_id}", version="2.100").json()["server"]["addresses"]
+    assert list(shown) == ["net1"]
+    assert addressing.usage([net2])[0].used == 1
+    assert addressing.drop_reservations(Server.objects.get(uuid=server_id)) == 1

@@ -22,7 +22,7 @@ def spy_on_moves(monkeypatch, api, server):
     seen = []
     real = scheduling.schedule_move
 
-    def spy(spec, server_uuid, hold_source_as=None):
+    def spy(spec, server_uuid, hold_source_as=None, side=None):
         seen.append(
             {
                 "status": shown(api, server)["status"],
@@ -30,7 +30,7 @@ def spy_on_moves(monkeypatch, api, server):
                 "spec_ignores": set(spec.ignore_hosts),
             }
         )
-        return real(spec, server_uuid, hold_source_as=hold_source_as)
+        return real(spec, server_uuid, hold_source_as=hold_source_as, side=side)
 
     monkeypatch.setattr(scheduling, "schedule_move", spy)
     return seen
