@@ -168,29 +168,27 @@ def delete_group(caller: Caller, group_id: str) -> None:
 # --- boots ---------------------------------------------------------------------
 
 
-def group_for_boot(caller: Caller, hint: object) -> ServerGroup | None:
-    """The group a boot's ``group`` hint names (a uuid, or a list of one);
-    None without the hint. Another project's group is refused as unknown
-    (Nova does not check; see docs/compatibility.md)."""
+def group_hint(hint: object) -> str | None:
+    """The group uuid a boot's ``group`` hint names (a uuid, or a list of
+    one), as given; None without the hint."""
     if hint is None or hint == [] or hint == "":
         return None
     values = hint if isinstance(hint, list) else [hint]
     if len(values) != 1:
         raise Invalid("A server can be in only one server group: give one group uuid.", field="group")
-    group_id = str(values[0])
-    group = ServerGroup.objects.filter(uuid=group_id).first() if _is_uuid(group_id) else None
-    if group is None or (not caller.is_admin and group.project_id != caller.project_id):
+    return str(values[0])
+
+
+def lock_for_boot(caller: Caller, group_id: str) -> tuple[ServerGroup, int]:
+    """The group a boot's hint names, its row locked (inside the boot's
+    transaction, before its quota check: the server_group_members quota
+    counts one boot at a time), and its members counted, what that quota has
+    used. Another project's group is refused as unknown (Nova does not
+    check; see docs/compatibility.md)."""
+    found = ServerGroup.objects.select_for_update().filter(uuid=group_id).first() if _is_uuid(group_id) else None
+    if found is None or (not caller.is_admin and found.project_id != caller.project_id):
         raise Invalid(f"Instance group {group_id} could not be found.", field="group")
-    return group
-
-
-def lock_for_boot(group: ServerGroup) -> int:
-    """Lock the boot's group row (inside the boot's transaction, before its
-    quota check: the server_group_members quota counts one boot at a time)
-    and count its members, what that quota has used."""
-    if not list(ServerGroup.objects.select_for_update().filter(pk=group.pk).values_list("pk")):
-        raise Invalid(f"Instance group {group.uuid} could not be found.", field="group")
-    return members_of(group)
+    return found, members_of(found)
 
 
 def add_members(group: ServerGroup, server_uuids: Sequence[str]) -> None:

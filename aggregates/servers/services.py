@@ -514,7 +514,7 @@ def create_servers(
         if hostname and maximum > 1:
             raise Invalid("Unable to allocate a single hostname to multiple instances", field="hostname")
         hints: dict[str, Any] = dict(scheduler_hints or {})
-        group = server_groups.group_for_boot(caller, hints.get("group"))
+        group_id = server_groups.group_hint(hints.get("group"))
         reservation_id = _reservation_id()
         user_id = caller.user_id or (identity.user_id_of(caller.user) if caller.user is not None else caller.username)
         now = timezone.now()
@@ -528,7 +528,7 @@ def create_servers(
             "trusted_image_certificates": trusted_image_certificates,
         }
         with transaction.atomic():
-            members = server_groups.lock_for_boot(group) if group is not None else None
+            group, members = server_groups.lock_for_boot(caller, group_id) if group_id is not None else (None, None)
             maximum = quotas.check_boot(
                 caller.project_id, user_id, flavor.vcpus, flavor.memory_mb, minimum, maximum, members
             )
