@@ -70,21 +70,25 @@ class NoCandidates(Exception):
     """Some filter already rules out every candidate."""
 
 
-def _query(sql: str, params: Sequence[int] = ()) -> list[tuple[Any, ...]]:
+def _query(sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 
 
-def _in_clause(column: str, ids: Collection[int]) -> tuple[str, list[int]]:
+def _in_clause(column: str, ids: Collection[int]) -> tuple[str, list[Any]]:
     """(" AND column IN (...)", params), or no filter for big sets."""
     return _ids_clause(column, ids)
 
 
-def _ids_clause(column: str, ids: Collection[int], conjunction: str = "AND") -> tuple[str, list[int]]:
-    """(" AND column IN (...)", params), or no filter for big sets."""
+def _ids_clause(column: str, ids: Collection[int], conjunction: str = "AND") -> tuple[str, list[Any]]:
+    """(" AND column IN (...)", params), or no filter for big sets. On
+    PostgreSQL the ids are one array parameter: a placeholder per id cost
+    the client more to bind than the query took (thousands of ids)."""
     if len(ids) > MAX_IN_LIST:
         return "", []
+    if connection.vendor == "postgresql":
+        return f" {conjunction} {column} = ANY(%s::bigint[])", ["{" + ",".join(str(int(i)) for i in ids) + "}"]
     return f" {conjunction} {column} IN ({', '.join(['%s'] * len(ids))})", list(ids)
 
 
@@ -146,7 +150,11 @@ class Search:
         # roots of the current slice (candidates are anchored in it only).
         self.chunk_roots: set[int] | None = None
         self._anchors: defaultdict[int, set[int]] | None = None
+        # root_required: the roots a candidate may be anchored in (None: any
+        # root), and those it may not (forbidden traits: every provider that
+        # has one, so that no decision reads every root of a large cloud).
         self.anchor_roots = self._anchor_roots()
+        self.anchor_forbidden = self._anchor_forbidden()
 
     # -- loading --
 
@@ -159,7 +167,7 @@ class Search:
         if scope is not None and not scope and roots_between is None:
             return
 
-        def _in_clause(column: str, ids: Collection[int]) -> tuple[str, list[int]]:
+        def _in_clause(column: str, ids: Collection[int]) -> tuple[str, list[Any]]:
             if roots_between is None:
                 return _ids_clause(column, ids)
             ids_sql, ids_params = _ids_clause(column, ids, "OR") if ids else ("", [])
@@ -242,22 +250,33 @@ class Search:
         return self._anchors
 
     def _anchor_roots(self) -> set[int] | None:
-        """Roots allowed by root_required (None: any root)."""
-        required, forbidden = self.wide.root_required, self.wide.root_forbidden
-        if not (required or forbidden):
+        """Roots with every trait root_required requires (None: any root)."""
+        required = self.wide.root_required
+        if not required:
             return None
-        ids = _trait_ids(required | forbidden)
-        roots = set(ResourceProvider.objects.filter(parent__isnull=True).values_list("id", flat=True))
+        ids = _trait_ids(required | self.wide.root_forbidden)
+        roots: set[int] | None = None
         for name in required:
-            roots &= _providers_with_any_trait({ids[name]})
-        if forbidden:
-            roots -= _providers_with_any_trait({ids[name] for name in forbidden})
+            having = set(
+                ResourceProviderTrait.objects.filter(
+                    trait_id=ids[name], resource_provider__parent__isnull=True
+                ).values_list("resource_provider_id", flat=True)
+            )
+            roots = having if roots is None else roots & having
         if not roots:
             raise NoCandidates()
         return roots
 
+    def _anchor_forbidden(self) -> set[int]:
+        """Providers with a trait root_required forbids (a root among them anchors nothing)."""
+        forbidden = self.wide.root_forbidden
+        if not forbidden:
+            return set()
+        ids = _trait_ids(forbidden)
+        return _providers_with_any_trait({ids[name] for name in forbidden})
+
     def anchor_allowed(self, root_id: int) -> bool:
-        return self.anchor_roots is None or root_id in self.anchor_roots
+        return (self.anchor_roots is None or root_id in self.anchor_roots) and root_id not in self.anchor_forbidden
 
 
 def _trait_ids(names: Collection[str]) -> dict[str, int]:
@@ -372,6 +391,8 @@ class GroupSearch:
                 roots = found if roots is None else roots & found
         if roots is not None and search.anchor_roots is not None:
             roots &= search.anchor_roots
+        if roots is not None:
+            roots -= search.anchor_forbidden
         if roots is None or len(roots) > MAX_IN_LIST:
             return None
         return _providers_of_roots(roots) | search.sharing
@@ -494,8 +515,8 @@ class GroupSearch:
             if shared_here and self.tree_root is None:
                 anchors = self.search.sharing_anchors()
                 these |= {(rp, anchor, class_id) for rp in shared_here for anchor in anchors.get(rp, ())}
-            if self.search.anchor_roots is not None:
-                these = {c for c in these if c[1] in self.search.anchor_roots}
+            if self.search.anchor_roots is not None or self.search.anchor_forbidden:
+                these = {c for c in these if self.search.anchor_allowed(c[1])}
             if self.search.chunk_roots is not None:
                 these = {c for c in these if c[1] in self.search.chunk_roots}
             if self.in_aggregates is not None:
