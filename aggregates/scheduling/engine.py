@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
 from django.conf import settings
-from django.db.models import BooleanField, Case, Count, Q, Value, When
+from django.db.models import BooleanField, Case, Count, Value, When
 
 from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
 from aggregates.hosts.models import ComputeNode, Service, image_types_of, up_q
@@ -157,7 +157,7 @@ def load_hosts(aggregates: dict[int, AggregateInfo], node_uuids: set[str] | None
     counts = {
         node_uuid: (n, io)
         for node_uuid, n, io in servers.values("node_uuid")
-        .annotate(n=Count("id"), io=Count("id", filter=Q(task_state__isnull=False)))
+        .annotate(n=Count("*"), io=Count("task_state"))  # from the index server_live_on_node alone
         .values_list("node_uuid", "n", "io")
     }
     default_zone = settings.DEFAULT_AVAILABILITY_ZONE

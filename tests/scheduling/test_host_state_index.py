@@ -1,6 +1,8 @@
 """A scheduling decision counts the live servers of its candidate nodes; that
 lookup must use an index on the node (it scanned the whole server table:
-about 35 ms of every decision at 5,000 hosts with 17 servers a host)."""
+about 35 ms of every decision at 5,000 hosts with 17 servers a host), and on
+PostgreSQL read that index alone (30 ms against 9 ms for 1,000 nodes of 17
+servers when it also read the table)."""
 
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -68,7 +70,9 @@ def test_candidate_server_counts_use_the_live_node_index(db):
     lookups = [q["sql"] for q in queries.captured_queries if f'FROM "{server_table}"' in q["sql"]]
     assert len(lookups) == 1, lookups
     plan = _plan(lookups[0], ())
-    assert "server_live_node" in plan, plan
+    assert "server_live_on_node" in plan, plan
+    if connection.vendor == "postgresql":
+        assert "Index Only Scan" in plan, plan  # the counts come from the index, the table unread
 
 
 def test_a_decision_runs_with_cyclic_collection_paused():
