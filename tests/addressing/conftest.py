@@ -32,3 +32,19 @@ def pool(system):
         return addressing.create_pool(system, name=name, cidr=cidr, gateway=gateway, **extra)
 
     return make
+
+
+def make_two_racks(cloud, pool, net2=("10.2.0.0/24", "")):
+    """Hosts h1 and h2, each in an aggregate of its own (rack1, rack2) with a
+    pool serving it alone (net1, and net2 of ``net2``'s CIDR and gateway)."""
+    cloud.host("h1")
+    cloud.host("h2")
+    cloud.aggregate("rack1", ["h1"])
+    cloud.aggregate("rack2", ["h2"])
+    pool("net1", "10.1.0.0/24", "", scope="aggregate", aggregate="rack1")
+    pool("net2", *net2, scope="aggregate", aggregate="rack2")
+
+
+@pytest.fixture
+def two_racks(cloud, pool):
+    make_two_racks(cloud, pool)

@@ -110,17 +110,6 @@ def test_a_full_pool_refuses_with_the_reason(cloud, boot, pool):
     assert cloud.allocations(server["id"]) == {}
 
 
-@pytest.fixture
-def two_racks(cloud, pool):
-    """Hosts h1 and h2, each in an aggregate of its own (rack1, rack2) with a pool serving it alone (net1, net2)."""
-    cloud.host("h1")
-    cloud.host("h2")
-    cloud.aggregate("rack1", ["h1"])
-    cloud.aggregate("rack2", ["h2"])
-    pool("net1", "10.1.0.0/24", "", scope="aggregate", aggregate="rack1")
-    pool("net2", "10.2.0.0/24", "", scope="aggregate", aggregate="rack2")
-
-
 def test_a_move_keeps_or_replaces_the_address(cloud, boot, pool, two_racks, admin_api):
     pool("everywhere", "10.3.0.0/24", "")
     server = boot(networks=[{"uuid": str(AddressPool.objects.get(name="net1").uuid)}])

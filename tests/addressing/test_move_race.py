@@ -10,6 +10,7 @@ import pytest
 from aggregates.addressing.models import AddressAllocation, AddressPool
 from aggregates.scheduling import services as scheduling
 from aggregates.servers.models import InstanceActionEvent, Server
+from tests.addressing.conftest import make_two_racks
 from tests.helpers import run_together
 from tests.plugins.tiers import many_connections
 
@@ -19,12 +20,7 @@ COLD = {"migrate": None}  # 202 whatever the outcome; a failed one leaves its mi
 @pytest.fixture
 def one_free_address_on_h2(cloud, pool):
     """h1 served by net1 (roomy), h2 by net2 with one free address (.2 of a /30, .1 the gateway)."""
-    cloud.host("h1")
-    cloud.host("h2")
-    cloud.aggregate("rack1", ["h1"])
-    cloud.aggregate("rack2", ["h2"])
-    pool("net1", "10.1.0.0/24", "", scope="aggregate", aggregate="rack1")
-    pool("net2", "10.2.0.0/30", "10.2.0.1", scope="aggregate", aggregate="rack2")
+    make_two_racks(cloud, pool, net2=("10.2.0.0/30", "10.2.0.1"))
 
 
 def boot_on_h1(boot, name):
