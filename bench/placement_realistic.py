@@ -143,6 +143,17 @@ def compute_nodes(session, url):
     return sorted((p for p in providers if p["name"].startswith("bench-cn-")), key=lambda p: p["name"])
 
 
+def write(session, side, method, url, body, what, ok=(200, 201, 204)):
+    """A write the build needs, tried up to eight times: upstream on SQLite
+    answers 500 "database is locked" when its two workers write at once."""
+    for _ in range(8):
+        r = session.request(method, f"{side.url}{url}", json=body, headers=HEADERS, timeout=600)
+        if r.status_code in ok:
+            return r
+        time.sleep(0.2)
+    raise SystemExit(f"{side.name}: {what}: {r.status_code} {r.text[:300]}")
+
+
 def realistic(side, args):
     """Servers on every host and nested providers, over the API."""
     session = requests.Session()
@@ -154,12 +165,11 @@ def realistic(side, args):
         for child in ("numa0", "numa1", "pci_0000_84_00_0"):
             child_uuid = str(uuid.uuid5(NAMESPACE, f"{node['uuid']}/{child}"))
             body = {"name": f"{node['name']}_{child}", "uuid": child_uuid, "parent_provider_uuid": node["uuid"]}
-            r = s.post(f"{side.url}/resource_providers", json=body, headers=HEADERS, timeout=600)
-            if r.status_code not in (200, 409):
-                raise SystemExit(f"{side.name}: nested provider: {r.status_code} {r.text[:300]}")
+            write(s, side, "POST", "/resource_providers", body, "nested provider", ok=(200, 201, 409))
             if child.startswith("pci"):
                 inv = {"resource_provider_generation": 0, "inventories": {"VGPU": {"total": 16}}}
-                s.put(f"{side.url}/resource_providers/{child_uuid}/inventories", json=inv, headers=HEADERS, timeout=600)
+                url = f"/resource_providers/{child_uuid}/inventories"
+                write(s, side, "PUT", url, inv, "GPU inventory", ok=(200, 409))
 
     nested = nodes[:: args.nested_every] if args.nested_every > 0 else []
     with ThreadPoolExecutor(8) as pool:
@@ -193,12 +203,7 @@ def realistic(side, args):
             }
             for c, rp in batch
         }
-        for _ in range(8):
-            r = s.post(f"{side.url}/allocations", json=body, headers=HEADERS, timeout=600)
-            if r.status_code == 204:
-                return
-            time.sleep(0.2)
-        raise SystemExit(f"{side.name}: servers: {r.status_code} {r.text[:300]}")
+        write(s, side, "POST", "/allocations", body, "servers", ok=(204,))
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(post, batches))
