@@ -174,8 +174,11 @@ FLAVORS = [
 ]
 
 
-def seed(out: Callable[[str], object] = print) -> list[tuple[str, str]]:
-    """Load the demo cloud; returns a list of (what, name) created this time."""
+def seed(out: Callable[[str], object] = print, servers: bool = True) -> list[tuple[str, str]]:
+    """Load the demo cloud; returns a list of (what, name) created this time.
+    ``servers=False`` leaves out the servers (``seed_servers``), which need
+    the hosts' placement providers: for a caller that applies the placement
+    requests of the seeding afterwards."""
     caller = Caller.system("seed_demo")
     created: list[tuple[str, str]] = []
     with transaction.atomic():
@@ -225,7 +228,17 @@ def seed(out: Callable[[str], object] = print) -> list[tuple[str, str]]:
                 local_gb=host["local_gb"],
                 running_vms=host["running_vms"],
             )
-    created += _seed_server_group()
+    if servers:
+        created += _seed_server_group()
+    for what, name in created:
+        out(f"created {what} {name}")
+    return created
+
+
+def seed_servers(out: Callable[[str], object] = print) -> list[tuple[str, str]]:
+    """The demo's servers (its server group's members), once the hosts'
+    placement providers exist; nothing when they were seeded before."""
+    created = _seed_server_group()
     for what, name in created:
         out(f"created {what} {name}")
     return created

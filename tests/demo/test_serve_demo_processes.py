@@ -63,6 +63,13 @@ def check_serves(url, log):
     headers = {"X-Auth-Token": token.headers["X-Subject-Token"], "OpenStack-API-Version": "compute 2.41"}
     aggregates = requests.get(url + "/compute/v2.1/os-aggregates", headers=headers, timeout=10)
     assert aggregates.status_code == 200 and aggregates.json()["aggregates"], aggregates.text  # seeded
+    # The demo's anti-affinity group "web": its three members booted, each on a host of its own, addressed.
+    listed = requests.get(url + "/compute/v2.1/servers/detail?all_tenants=1", headers=headers, timeout=10)
+    web = {s["name"]: s for s in listed.json()["servers"] if s["name"].startswith("web-")}
+    assert sorted(web) == ["web-1", "web-2", "web-3"], listed.text
+    assert {s["status"] for s in web.values()} == {"ACTIVE"}, [s.get("fault") for s in web.values()]
+    assert len({s["OS-EXT-SRV-ATTR:host"] for s in web.values()}) == 3
+    assert all(s["addresses"] for s in web.values())
 
     login = requests.get(url + "/login/", timeout=10)
     assert login.status_code == 200 and "<form" in login.text

@@ -9,6 +9,13 @@ from aggregates.demo import seed as demo
 class Command(BaseCommand):
     help = "Load the demo cloud (zones, aggregates, hosts, flavors, users). Running it again changes nothing."
 
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--without-servers",
+            action="store_true",
+            help="leave out the demo's servers (for a caller that applies the seeding's placement requests later)",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         # Each registration and add_host logs an INFO line, and so does each
         # placement request they make (an operator's change does); a bulk load
@@ -19,7 +26,10 @@ class Command(BaseCommand):
             for logger in loggers:
                 logger.setLevel(max(logging.WARNING, logger.getEffectiveLevel()))
         try:
-            created = demo.seed(out=lambda line: self.stdout.write(line) if options["verbosity"] > 1 else None)
+            created = demo.seed(
+                out=lambda line: self.stdout.write(line) if options["verbosity"] > 1 else None,
+                servers=not options["without_servers"],
+            )
         finally:
             for logger, level in zip(loggers, saved, strict=True):
                 logger.setLevel(level)

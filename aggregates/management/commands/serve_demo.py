@@ -89,8 +89,12 @@ class Command(BaseCommand):
             if "ENABLED_FILTERS" in demo_settings:
                 settings.ENABLED_FILTERS = DEMO_FILTERS
         call_command("migrate", interactive=False, verbosity=0)
-        with outbox.left_to_the_drain():  # placement is not served yet: the drain thread applies the rows
-            call_command("seed_demo", verbosity=0)
+        with outbox.left_to_the_drain():  # applied together below, failures summed up in one line
+            call_command("seed_demo", verbosity=0, without_servers=True)
+        # The servers need the hosts' placement providers: the seeding's
+        # requests applied first (placement in this process), then the boots.
+        applier.drain_pending()
+        demo.seed_servers(out=lambda line: None)
         server = self._serve(addr, demo_settings)
         self._wait_until_serving(server, addr)
         thread = threading.Thread(target=self._agents, args=(heartbeat_interval,), daemon=True)
