@@ -480,7 +480,7 @@ def reserve_for_move(server_uuid: str, node_uuid: str) -> bool:
         server = Server.objects.select_for_update().filter(uuid=server_uuid).first()
         if server is None or server.deleted_at is not None or server.task_state == Server.DELETING:
             return False
-        AddressAllocation.objects.filter(server=server).exclude(reserved_for="").delete()
+        drop_reservations(server)
         place = _host_place(host)
         for row in _not_serving(server, place):
             if _take(server, _like(row), row.kind, row.mac_addr, place, reserved_for=host) is None:
@@ -491,13 +491,16 @@ def reserve_for_move(server_uuid: str, node_uuid: str) -> bool:
 
 def drop_reservations(server: Server) -> int:
     """Give back what a move that did not happen took for its destination."""
-    dropped, _ = AddressAllocation.objects.filter(server=server).exclude(reserved_for="").delete()
-    return dropped
+    return _drop_reserved(server=server)
 
 
 def drop_reservations_of(server_uuid: str) -> int:
     """``drop_reservations`` of the server ``server_uuid``."""
-    dropped, _ = AddressAllocation.objects.filter(server__uuid=server_uuid).exclude(reserved_for="").delete()
+    return _drop_reserved(server__uuid=server_uuid)
+
+
+def _drop_reserved(**server: Any) -> int:
+    dropped, _ = AddressAllocation.objects.filter(**server).exclude(reserved_for="").delete()
     return dropped
 
 
