@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import jsonschema
+import orjson
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, UnreadablePostError
@@ -321,11 +322,21 @@ def absolute_url(request: HttpRequest, *parts: str) -> str:
 def json_response(
     request: PlacementRequest, data: Any, status: int = 200, last_modified: datetime | None | Literal[False] = None
 ) -> HttpResponse:
-    # The data are plain trees (no cycles to look for), some of them large.
-    response = HttpResponse(json.dumps(data, check_circular=False), status=status, content_type=JSON)
+    response = HttpResponse(encode_json(data), status=status, content_type=JSON)
     if last_modified is not False:
         set_cache_headers(request, response, last_modified)
     return response
+
+
+def encode_json(data: Any) -> bytes:
+    """``data`` (plain trees: dicts, lists, strings, numbers) as JSON text.
+    orjson writes a large body (10,000 allocation candidates, several MB)
+    in a tenth of the standard library's time; what it cannot write
+    (integers beyond 64 bits) the standard library does."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:
+        return json.dumps(data, check_circular=False).encode()
 
 
 def empty_response(status: int = 204, location: str | None = None) -> HttpResponse:
