@@ -110,7 +110,7 @@ class AllocationRequest:
         return (frozenset(self.resources), self.mappings)
 
 
-@dataclass
+@dataclass(slots=True)
 class Provider:
     id: int
     uuid: str
@@ -464,35 +464,47 @@ class GroupSearch:
         """Allocation requests tree by tree (in root id order), lazily."""
         return itertools.chain.from_iterable(self.tree_request_generators())
 
-    def tree_request_generators(self) -> list[Iterator[AllocationRequest]]:
-        """One lazy generator of allocation requests per tree, in root id order."""
+    def tree_request_generators(self) -> list[Iterable[AllocationRequest]]:
+        """The allocation requests of each tree (lazily where a tree has a
+        choice of providers), one iterable per tree, in root id order."""
         if self.required and not _providers_with_any_trait(set().union(*self.required)):
             return []
         candidates = self._tree_candidates()
         if not candidates:
             return []
-        by_tree: defaultdict[int, defaultdict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
-        for rp_id, root_id, class_id in candidates:
-            by_tree[root_id][class_id].append(rp_id)
         # Every tree left serves every requested class.
         classes = sorted(self.resources)
-        return [
-            self._one_tree_requests(root_id, [sorted(by_tree[root_id][c]) for c in classes])
-            for root_id in sorted(by_tree)
-        ]
-
-    def _one_tree_requests(self, root_id: int, options: list[list[int]]) -> Iterator[AllocationRequest]:
-        providers = self.search.providers
-        classes = sorted(self.resources)
+        position = {class_id: index for index, class_id in enumerate(classes)}
+        by_tree: dict[int, list[list[int]]] = {}
+        for rp_id, root_id, class_id in candidates:
+            options = by_tree.get(root_id)
+            if options is None:
+                options = by_tree[root_id] = [[] for _ in classes]
+            options[position[class_id]].append(rp_id)
         labels = [(self.class_names[c], self.resources[c]) for c in classes]
-        check_traits = bool(self.required_names or self.forbidden_names)
-        suffix, same_provider = self.suffix, self.group.use_same_provider
-        for choice in itertools.product(*options):
-            if check_traits and not self._traits_ok([providers[rp] for rp in choice]):
-                continue
-            resources = tuple((rp_id, name, amount) for rp_id, (name, amount) in zip(choice, labels, strict=False))
-            mappings = ((suffix, frozenset([providers[rp].uuid for rp in choice])),)
-            yield AllocationRequest(root_id, resources, mappings, same_provider)
+        return [self._one_tree_requests(root_id, by_tree[root_id], labels) for root_id in sorted(by_tree)]
+
+    def _one_tree_requests(
+        self, root_id: int, options: list[list[int]], labels: list[tuple[str, int]]
+    ) -> Iterable[AllocationRequest]:
+        """The requests of one tree: one provider of ``options[i]`` for the
+        class ``labels[i]`` names, in product order."""
+        if all(len(choices) == 1 for choices in options):
+            # Most trees (a compute node alone) have one way only.
+            request = self._tree_request(root_id, [choices[0] for choices in options], labels)
+            return () if request is None else (request,)
+        products = itertools.product(*(sorted(choices) for choices in options))
+        return (request for choice in products if (request := self._tree_request(root_id, choice, labels)) is not None)
+
+    def _tree_request(
+        self, root_id: int, choice: Sequence[int], labels: list[tuple[str, int]]
+    ) -> AllocationRequest | None:
+        providers = self.search.providers
+        if (self.required_names or self.forbidden_names) and not self._traits_ok([providers[rp] for rp in choice]):
+            return None
+        resources = tuple((rp_id, name, amount) for rp_id, (name, amount) in zip(choice, labels, strict=True))
+        mappings = ((self.suffix, frozenset([providers[rp].uuid for rp in choice])),)
+        return AllocationRequest(root_id, resources, mappings, self.group.use_same_provider)
 
     def _traits_ok(self, chosen: Iterable[Provider]) -> bool:
         traits: set[str] = set()
@@ -505,10 +517,11 @@ class GroupSearch:
     def _tree_candidates(self) -> set[TreeCandidate]:
         """{(provider id, anchor root id, class id)} that could serve each class,
         keeping only trees that can serve every class."""
-        result: set[TreeCandidate] | None = None
         sharing = self.search.sharing
         if self.in_aggregates is not None:
             sharing = sharing & self.in_aggregates
+        per_class: list[set[TreeCandidate]] = []
+        common: set[int] | None = None  # the anchors that serve every class so far
         for class_id, found in self.with_capacity.items():
             these = {(rp, root, class_id) for rp, root in found.items()}
             shared_here = sharing & set(found)
@@ -523,17 +536,14 @@ class GroupSearch:
                 these = {c for c in these if c[0] in self.in_aggregates or c[1] in self.in_aggregates}
             if self.bad_aggregates:
                 these = {c for c in these if c[0] not in self.bad_aggregates and c[1] not in self.bad_aggregates}
-            if not these:
+            anchors_here = {c[1] for c in these}
+            common = anchors_here if common is None else common & anchors_here
+            if not common:
                 return set()
-            if result is None:
-                result = these
-            else:
-                common = {c[1] for c in result} & {c[1] for c in these}
-                result = {c for c in result | these if c[1] in common}
-            if not result:
-                return set()
+            per_class.append(these)
         # Only groups with resources search trees: find_capacity filled with_capacity.
-        assert result is not None
+        assert common is not None
+        result = {c for these in per_class for c in these if c[1] in common}
         if (not self.required and not self.forbidden) or self.search.sharing:
             return result
         return self._trees_with_traits(result)
@@ -704,36 +714,52 @@ def _combine(
     capacity. At most ``most`` distinct ones are generated; of those, the
     first ``limit`` that ``keep`` accepts are returned."""
     suffixes = list(per_group)
-    by_anchor: defaultdict[int, defaultdict[str, list[AllocationRequest]]] = defaultdict(lambda: defaultdict(list))
-    for suffix, found in per_group.items():
-        for request in found:
-            by_anchor[request.anchor][suffix].append(request)
-    granular = len([s for s in suffixes if s])
+    per_anchor: list[Iterable[AllocationRequest]]
     if len(suffixes) == 1:
         # One group: its requests are already whole, and each takes every
         # (provider, class) at most once, within the capacity found for it.
-        per_anchor: list[Iterator[AllocationRequest]] = [iter(lists[suffixes[0]]) for lists in by_anchor.values()]
+        one_group: dict[int, list[AllocationRequest]] = {}
+        for request in per_group[suffixes[0]]:
+            same_anchor = one_group.get(request.anchor)
+            if same_anchor is None:
+                one_group[request.anchor] = [request]
+            else:
+                same_anchor.append(request)
+        per_anchor = list(one_group.values())
     else:
+        by_anchor: defaultdict[int, defaultdict[str, list[AllocationRequest]]] = defaultdict(lambda: defaultdict(list))
+        for suffix, found in per_group.items():
+            for request in found:
+                by_anchor[request.anchor][suffix].append(request)
+        granular = len([s for s in suffixes if s])
         per_anchor = [
             _anchor_requests(search, anchor, [lists[s] for s in suffixes], granular)
             for anchor, lists in by_anchor.items()
             if len(lists) == len(suffixes)
         ]
     ordered = _roundrobin(per_anchor) if strategy == BREADTH_FIRST else itertools.chain.from_iterable(per_anchor)
+    # One group's requests without sharing providers are distinct already
+    # (each provider belongs to one tree, and a tree's requests are distinct
+    # choices of its providers): only their number needs keeping.
+    may_repeat = len(suffixes) > 1 or bool(search.sharing)
+    check_subtree = len(suffixes) == 1 and bool(search.wide.same_subtrees)
     generated: set[tuple[frozenset[Resource], tuple[GroupMapping, ...]]] = set()
+    count = 0
     results: list[AllocationRequest] = []
     for request in ordered:
-        if len(suffixes) == 1 and not _same_subtree_ok(search, request):
+        if check_subtree and not _same_subtree_ok(search, request):
             continue
-        key = request.key()
-        if key in generated:
-            continue
-        generated.add(key)
+        if may_repeat:
+            key = request.key()
+            if key in generated:
+                continue
+            generated.add(key)
+        count += 1
         if keep is None or keep(request):
             results.append(request)
             if limit is not None and len(results) >= limit:
                 break
-        if most is not None and len(generated) >= most:
+        if most is not None and count >= most:
             break
     return results
 

@@ -47,7 +47,9 @@ def _allocation_request(
         }
     data: dict[str, Any] = {"allocations": {uuid: {"resources": resources} for uuid, resources in by_provider.items()}}
     if version >= (1, 34):
-        data["mappings"] = {suffix: sorted(uuids) for suffix, uuids in candidate.mappings}
+        data["mappings"] = {
+            suffix: sorted(uuids) if len(uuids) > 1 else list(uuids) for suffix, uuids in candidate.mappings
+        }
     return data
 
 
@@ -59,18 +61,29 @@ def _provider_summaries(
     with_tree = version >= (1, 29)
     summaries: dict[str, dict[str, Any]] = {}
     class_ids, trait_ids = database_order(providers.values())
+    # Providers share a few sets of classes and of traits: each set's
+    # database order is worked out once (keyed by the names as they come).
+    class_order: dict[tuple[str, ...], list[str]] = {}
+    trait_order: dict[tuple[str, ...], list[str]] = {}
     for provider in providers.values():
-        summary: dict[str, Any] = {
-            "resources": {
-                name: {"capacity": capacity, "used": used}
-                for name, (capacity, used, _max_unit) in sorted(
-                    provider.resources.items(), key=lambda item: class_ids.get(item[0], 0)
-                )
+        resources = provider.resources
+        names = tuple(resources)
+        order = class_order.get(names)
+        if order is None:
+            order = class_order[names] = [
+                name
+                for name in sorted(names, key=lambda name: class_ids.get(name, 0))
                 if every_class or name in requested_classes
-            }
+            ]
+        summary: dict[str, Any] = {
+            "resources": {name: {"capacity": resources[name][0], "used": resources[name][1]} for name in order}
         }
         if with_traits:
-            summary["traits"] = sorted(provider.traits, key=lambda name: trait_ids.get(name, 0))
+            traits = tuple(provider.traits)
+            ordered = trait_order.get(traits)
+            if ordered is None:
+                ordered = trait_order[traits] = sorted(traits, key=lambda name: trait_ids.get(name, 0))
+            summary["traits"] = ordered
         if with_tree:
             summary["parent_provider_uuid"] = providers[provider.parent_id].uuid if provider.parent_id else None
             summary["root_provider_uuid"] = providers[provider.root_id].uuid if provider.root_id in providers else None
