@@ -250,6 +250,19 @@ INTERNAL_SERVICE_AVAILABILITY_ZONE = os.environ.get("INTERNAL_SERVICE_AVAILABILI
 SERVICE_DOWN_TIME = env_int("SERVICE_DOWN_TIME", 60)
 # Which APIs this process serves: "all" (default) or "placement" (placement only, at /).
 CORRAL_SERVICE = os.environ.get("CORRAL_SERVICE", "all")
+if CORRAL_SERVICE == "placement":
+    # Placement alone serves no console: none of the console's sessions,
+    # logins, CSRF tokens, messages, static files or page headers, which
+    # every API request would otherwise pass through.
+    MIDDLEWARE = [
+        "aggregates.metrics.middleware.RequestMetricsMiddleware",
+        "aggregates.compute_api.middleware.RequestIdMiddleware",
+        "django.middleware.security.SecurityMiddleware",
+        "django.middleware.common.CommonMiddleware",
+    ]
+    # The admin site is not served either (config/urls.py), so its checks
+    # for the console's middleware do not apply.
+    SILENCED_SYSTEM_CHECKS = ["admin.E408", "admin.E409", "admin.E410"]
 
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
