@@ -269,6 +269,12 @@ RULES: dict[str, str] = {**COMPUTE_RULES, **IDENTITY_RULES, **PLACEMENT_RULES, *
 
 _lock = threading.Lock()
 _enforcer: oslo_policy.Enforcer | None = None
+# Decisions already taken, by (rule, target, credentials, the policy file's
+# state): oslo.policy re-reads the file's state and inspects every check's
+# signature on each call, a third of a millisecond per API request. Cleared
+# with the enforcer; a changed policy file is another key.
+_decisions: dict[tuple[Any, ...], bool] = {}
+MAX_DECISIONS = 10_000
 
 
 def _policy_file() -> str:
@@ -306,6 +312,7 @@ def reset(**kwargs: Any) -> None:
     global _enforcer
     with _lock:
         _enforcer = None
+        _decisions.clear()
 
 
 def _on_setting_changed(setting: str, **kwargs: Any) -> None:
@@ -327,7 +334,49 @@ def allowed(rule: str, credentials: Mapping[str, Any], target: Mapping[str, Any]
     the caller's own project, as Nova checks rules of no particular resource)."""
     if target is None:
         target = {"project_id": credentials.get("project_id"), "user_id": credentials.get("user_id")}
-    return bool(enforcer().authorize(rule, dict(target), dict(credentials), do_raise=False))
+    built = enforcer()
+    key = _decision_key(rule, credentials, target, built)
+    if key is not None:
+        decision = _decisions.get(key)
+        if decision is not None:
+            return decision
+    decision = bool(built.authorize(rule, dict(target), dict(credentials), do_raise=False))
+    if key is not None:
+        if len(_decisions) >= MAX_DECISIONS:
+            _decisions.clear()
+        _decisions[key] = decision
+    return decision
+
+
+def _decision_key(
+    rule: str, credentials: Mapping[str, Any], target: Mapping[str, Any], built: oslo_policy.Enforcer
+) -> tuple[Any, ...] | None:
+    """What a decision depends on, or None when a value cannot be a key."""
+    try:
+        values = (
+            rule,
+            tuple(sorted((name, _hashable(value)) for name, value in target.items())),
+            tuple(sorted((name, _hashable(value)) for name, value in credentials.items())),
+            _file_state(built.policy_file),
+        )
+        hash(values)
+    except TypeError:
+        return None
+    return values
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _file_state(path: str) -> tuple[int, int, int] | None:
+    if path == os.devnull:
+        return None
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 
 def effective() -> dict[str, str]:
