@@ -117,3 +117,16 @@ def test_a_policy_file_moves_the_rules_once_checked_in_code(member_api, admin_ap
     assert member_api.get("/os-instance_usage_audit_log").status_code == 200
     assert member_images.get("/images").status_code == 403
     assert admin_images.get("/images").status_code == 200
+
+
+def test_an_edited_policy_file_takes_effect_on_the_next_check(settings, tmp_path):
+    member = policy.creds(["member"], "p1")
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text('"os_compute_api:os-aggregates:index": "role:member"\n')
+    settings.POLICY_FILE = str(policy_file)
+    assert policy.allowed("os_compute_api:os-aggregates:index", member)
+    assert policy.allowed("os_compute_api:os-aggregates:index", member)  # the decision, taken again
+    # Edited in place, no setting changed: the next check follows the file.
+    policy_file.write_text('"os_compute_api:os-aggregates:index": "role:admin"\n')
+    assert not policy.allowed("os_compute_api:os-aggregates:index", member)
+    assert policy.allowed("os_compute_api:os-aggregates:index", policy.creds(["admin"], "p1"))
