@@ -4,18 +4,24 @@ Replacing them locks the provider; from microversion 1.19 the client's
 generation is compared and bumped, as upstream does. A read is one
 statement, a replacement three or four (the provider's row locked, and
 bumped when the client sent a generation; the links and the aggregates
-named; the links removed and/or added)."""
+named; the links removed and/or added). On PostgreSQL, a replacement with a
+generation whose aggregates all exist is two statements sent at once
+(``one_flush``): the compare-and-bump, then the links replaced; anything
+else (a stale generation, an unknown provider, an aggregate to create)
+takes the ordinary path."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from django.db import connection, transaction
+from django.utils import timezone
 
 from placement import errors
 from placement.models import PlacementAggregate, ResourceProvider, ResourceProviderAggregate
 
-from .providers import compare_and_bump, lock_provider
+from . import one_flush
+from .providers import STORABLE_GENERATIONS, compare_and_bump, lock_provider
 
 
 def provider_aggregates(provider: ResourceProvider) -> list[str]:
@@ -55,6 +61,11 @@ def set_provider_aggregates(
     and bump it, as upstream does. Returns (the provider's generation now,
     the aggregates)."""
     aggregate_uuids = list(aggregate_uuids)
+    if generation is not None and generation in STORABLE_GENERATIONS and one_flush.available():
+        try:
+            return _replace_in_one_flush(uuid, aggregate_uuids, generation), aggregate_uuids
+        except one_flush.Guarded:
+            pass  # the ordinary path says why, or creates the aggregates
     with transaction.atomic():
         if generation is None:
             provider = lock_provider(uuid)
@@ -87,3 +98,36 @@ def set_provider_aggregates(
                 [ResourceProviderAggregate(resource_provider_id=provider_id, aggregate_id=a) for a in want - have]
             )
     return new_generation, aggregate_uuids
+
+
+def _replace_in_one_flush(uuid: str, aggregate_uuids: list[str], generation: int) -> int:
+    """The provider's new generation, its generation compared and bumped and
+    its links replaced in one transaction sent at once; Guarded (nothing
+    done) when the generation is stale, the provider unknown or an
+    aggregate does not exist yet."""
+    providers, aggregates, links = (
+        _table(ResourceProvider),
+        _table(PlacementAggregate),
+        _table(ResourceProviderAggregate),
+    )
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    bump = (
+        f"WITH bumped AS (UPDATE {providers} SET generation = generation + 1, updated_at = %s "
+        "WHERE uuid = %s AND generation = %s RETURNING generation) "
+        f"SELECT (SELECT generation FROM bumped), {one_flush.guard('(SELECT count(*) FROM bumped) = 1')}"
+    )
+    # After the bump, with the provider locked: a snapshot of its own.
+    replace = (
+        f"WITH me AS (SELECT id FROM {providers} WHERE uuid = %s), "
+        f"wanted AS (SELECT id FROM {aggregates} WHERE uuid = ANY(%s)), "
+        f"removed AS (DELETE FROM {links} WHERE resource_provider_id = (SELECT id FROM me) "
+        "AND aggregate_id NOT IN (SELECT id FROM wanted)), "
+        f"added AS (INSERT INTO {links} (resource_provider_id, aggregate_id) "
+        "SELECT (SELECT id FROM me), wanted.id FROM wanted WHERE NOT EXISTS "
+        f"(SELECT 1 FROM {links} link WHERE link.resource_provider_id = (SELECT id FROM me) "
+        "AND link.aggregate_id = wanted.id)) "
+        f"SELECT {one_flush.guard('(SELECT count(*) FROM wanted) = %s')}"
+    )
+    wanted = sorted(set(aggregate_uuids))
+    bumped, _replaced = one_flush.run([(bump, [now, uuid, generation]), (replace, [uuid, wanted, len(wanted)])])
+    return int(bumped[0][0])

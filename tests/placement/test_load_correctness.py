@@ -299,3 +299,57 @@ def test_usages_answer_at_every_microversion(placement, version):
             "INSTANCE": {"VCPU": 2, "MEMORY_MB": 512, "consumer_count": 1}
         },
     }
+
+
+def add_aggregate(provider, aggregate):
+    """GET the provider's aggregates, PUT them with ``aggregate`` added and
+    the generation read, again on each 409 (as nova does); the number of
+    conflicts met."""
+    placement = PlacementClient()
+    conflicts = 0
+    while True:
+        current = placement.get(f"/resource_providers/{provider}/aggregates").json()
+        body = {
+            "aggregates": sorted({*current["aggregates"], aggregate}),
+            "resource_provider_generation": current["resource_provider_generation"],
+        }
+        response = placement.put(f"/resource_providers/{provider}/aggregates", body)
+        if response.status_code == 200:
+            return conflicts
+        assert response.status_code == 409, response.content
+        assert response.json()["errors"][0]["code"] == "placement.concurrent_update"
+        conflicts += 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_aggregate_updates_lose_no_update(noauth):
+    """Twelve writers each add an aggregate of their own to one provider
+    (half the aggregates exist already, half are new): every addition stays,
+    and the generation counts each once."""
+    placement = PlacementClient()
+    provider = placement.provider("busy")
+    other = placement.provider("other")
+    existing = [new_uuid() for _ in range(6)]
+    body = {"aggregates": existing, "resource_provider_generation": 0}
+    assert placement.put(f"/resource_providers/{other}/aggregates", body).status_code == 200
+    wanted = existing + [new_uuid() for _ in range(6)]
+
+    conflicts = run_together(*[lambda aggregate=aggregate: add_aggregate(provider, aggregate) for aggregate in wanted])
+
+    final = placement.get(f"/resource_providers/{provider}/aggregates").json()
+    assert sorted(final["aggregates"]) == sorted(wanted)
+    assert final["resource_provider_generation"] == len(wanted)
+    assert sum(conflicts) > 0  # they did race
+    # A stale generation is refused and changes nothing; an unknown provider is a 404.
+    stale = {"aggregates": [], "resource_provider_generation": 0}
+    response = placement.put(f"/resource_providers/{provider}/aggregates", stale)
+    assert response.status_code == 409
+    assert sorted(placement.get(f"/resource_providers/{provider}/aggregates").json()["aggregates"]) == sorted(wanted)
+    response = placement.put(f"/resource_providers/{new_uuid()}/aggregates", stale)
+    assert response.status_code == 404
+    # Emptied, then one existing aggregate back: the links follow exactly.
+    body = {"aggregates": [], "resource_provider_generation": len(wanted)}
+    assert placement.put(f"/resource_providers/{provider}/aggregates", body).json()["aggregates"] == []
+    body = {"aggregates": [existing[0]], "resource_provider_generation": len(wanted) + 1}
+    assert placement.put(f"/resource_providers/{provider}/aggregates", body).status_code == 200
+    assert placement.get(f"/resource_providers/{provider}/aggregates").json()["aggregates"] == [existing[0]]
