@@ -38,6 +38,8 @@ from placement.models import (
 )
 from placement.standards import STANDARD_CLASS_IDS
 
+from . import one_flush
+
 # Owner of allocations written before 1.8 (no project/user in the request).
 INCOMPLETE_CONSUMER_PROJECT = "00000000-0000-0000-0000-000000000000"
 INCOMPLETE_CONSUMER_USER = "00000000-0000-0000-0000-000000000000"
@@ -460,6 +462,99 @@ def _class_ids(names: Collection[str]) -> dict[str, int]:
     return found
 
 
+def _claim_in_one_flush(request: ConsumerRequest) -> None:
+    """A new consumer's claim in one transaction sent at once (PostgreSQL):
+    the consumer created (its owners found), its providers locked in id
+    order and bumped, then, with a snapshot taken after the locks, every
+    amount checked against its inventory (min_unit, max_unit, step_size,
+    capacity left) and, if all fit, the allocations inserted and counted on
+    the inventories. Guarded (nothing done) when anything is not so: an owner
+    row or a consumer type to create, a consumer that exists, a provider or
+    an inventory missing, an amount that does not fit; the ordinary path
+    then does the work or says what is wrong."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    consumers, projects, users, types = (
+        _table(Consumer),
+        _table(Project),
+        _table(User),
+        _table(ConsumerType),
+    )
+    providers, inventories, allocations = _table(ResourceProvider), _table(Inventory), _table(Allocation)
+    create_consumer = (
+        f"WITH owner AS (SELECT (SELECT id FROM {projects} WHERE external_id = %s) AS project_id, "
+        f"(SELECT id FROM {users} WHERE external_id = %s) AS user_id, "
+        f"(SELECT id FROM {types} WHERE name = %s) AS type_id), "
+        f"created AS (INSERT INTO {consumers} (created_at, updated_at, uuid, project_id, user_id, generation, "
+        "consumer_type_id) SELECT %s, NULL, %s, project_id, user_id, 1, type_id FROM owner "
+        "WHERE project_id IS NOT NULL AND user_id IS NOT NULL AND (type_id IS NOT NULL OR %s) "
+        "ON CONFLICT (uuid) DO NOTHING RETURNING id) "
+        f"SELECT {one_flush.guard('(SELECT count(*) FROM created) = 1')}"
+    )
+    uuids = sorted(request.allocations)
+    lock_providers = (
+        f"WITH bumped AS (UPDATE {providers} SET generation = {providers}.generation + 1, updated_at = %s "
+        f"FROM (SELECT id FROM {providers} WHERE uuid IN ({_marks(uuids)}) ORDER BY id FOR UPDATE) locked "
+        f"WHERE {providers}.id = locked.id RETURNING {providers}.id) "
+        f"SELECT {one_flush.guard('(SELECT count(*) FROM bumped) = %s')}"
+    )
+    wanted = [
+        (uuid, STANDARD_CLASS_IDS[name], amount)
+        for uuid, resources in sorted(request.allocations.items())
+        for name, amount in sorted(resources.items())
+    ]
+    rows = ", ".join(["(%s, %s::integer, %s::integer)"] * len(wanted))
+    write = (
+        f"WITH wanted (uuid, class_id, amount) AS (VALUES {rows}), "
+        "room AS (SELECT rp.id AS rp_id, wanted.class_id, wanted.amount, "
+        "wanted.amount >= inv.min_unit AND wanted.amount <= inv.max_unit AND mod(wanted.amount, inv.step_size) = 0 "
+        "AND inv.used + wanted.amount <= (inv.total - inv.reserved) * inv.allocation_ratio AS fits "
+        f"FROM wanted JOIN {providers} rp ON rp.uuid = wanted.uuid "
+        f"JOIN {inventories} inv ON inv.resource_provider_id = rp.id AND inv.resource_class_id = wanted.class_id), "
+        f"inserted AS (INSERT INTO {allocations} (created_at, resource_provider_id, consumer_id, resource_class_id, "
+        f"used) SELECT %s, rp_id, (SELECT id FROM {consumers} WHERE uuid = %s), class_id, amount FROM room), "
+        f"counted AS (UPDATE {inventories} SET used = {inventories}.used + room.amount FROM room "
+        f"WHERE {inventories}.resource_provider_id = room.rp_id AND {inventories}.resource_class_id = room.class_id) "
+        f"SELECT {one_flush.guard('(SELECT count(*) FROM room WHERE fits) = %s')}"
+    )
+    one_flush.run(
+        [
+            (
+                create_consumer,
+                [
+                    _project_of(request),
+                    _user_of(request),
+                    request.consumer_type,
+                    now,
+                    request.uuid,
+                    request.consumer_type is None,
+                ],
+            ),
+            (lock_providers, [now, *uuids, len(uuids)]),
+            (write, [*(value for row in wanted for value in row), now, request.uuid, len(wanted)]),
+        ]
+    )
+
+
+def _claims_in_one_flush(requests: Sequence[ConsumerRequest]) -> bool:
+    """Whether ``requests`` were written by _claim_in_one_flush: one new
+    consumer (the client said so) claiming standard classes, outside any
+    transaction, on PostgreSQL. False: nothing was done."""
+    if len(requests) != 1 or not one_flush.available():
+        return False
+    (request,) = requests
+    if request.generation is not None or not request.allocations:
+        return False
+    if any(name not in STANDARD_CLASS_IDS for resources in request.allocations.values() for name in resources):
+        return False
+    if any(not resources for resources in request.allocations.values()):
+        return False
+    try:
+        _claim_in_one_flush(request)
+    except one_flush.Guarded:
+        return False
+    return True
+
+
 def replace_allocations(requests: Sequence[ConsumerRequest], owners: Owners | None = None) -> None:
     """Make each consumer in ``requests`` hold exactly what its request says.
 
@@ -472,6 +567,8 @@ def replace_allocations(requests: Sequence[ConsumerRequest], owners: Owners | No
     providers by id) so that concurrent writers queue instead of deadlocking.
     ``owners``: the owner rows, when the caller's transaction already made
     them (the reshaper does, before it locks providers)."""
+    if owners is None and _claims_in_one_flush(requests):
+        return
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     with transaction.atomic():
         if owners is None:
