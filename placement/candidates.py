@@ -62,8 +62,6 @@ Resource = tuple[int, str, int]
 GroupMapping = tuple[str, frozenset[str]]
 # provider id -> the id of its tree's root
 Roots = dict[int, int]
-# (provider id, anchor root id, class id)
-TreeCandidate = tuple[int, int, int]
 
 
 class NoCandidates(Exception):
@@ -469,18 +467,8 @@ class GroupSearch:
         choice of providers), one iterable per tree, in root id order."""
         if self.required and not _providers_with_any_trait(set().union(*self.required)):
             return []
-        candidates = self._tree_candidates()
-        if not candidates:
-            return []
-        # Every tree left serves every requested class.
+        by_tree = self._tree_options()
         classes = sorted(self.resources)
-        position = {class_id: index for index, class_id in enumerate(classes)}
-        by_tree: dict[int, list[list[int]]] = {}
-        for rp_id, root_id, class_id in candidates:
-            options = by_tree.get(root_id)
-            if options is None:
-                options = by_tree[root_id] = [[] for _ in classes]
-            options[position[class_id]].append(rp_id)
         labels = [(self.class_names[c], self.resources[c]) for c in classes]
         return [self._one_tree_requests(root_id, by_tree[root_id], labels) for root_id in sorted(by_tree)]
 
@@ -514,57 +502,77 @@ class GroupSearch:
             traits |= provider.traits
         return all(any_of & traits for any_of in self.required_names)
 
-    def _tree_candidates(self) -> set[TreeCandidate]:
-        """{(provider id, anchor root id, class id)} that could serve each class,
-        keeping only trees that can serve every class."""
-        sharing = self.search.sharing
+    def _tree_options(self) -> dict[int, list[list[int]]]:
+        """{anchor root id: for each requested class in class id order, the
+        providers that could serve it}, for the trees that can serve every
+        class (a sharing provider counts under each anchor it serves)."""
+        search = self.search
+        sharing = search.sharing
         if self.in_aggregates is not None:
             sharing = sharing & self.in_aggregates
-        per_class: list[set[TreeCandidate]] = []
+        filtered = (
+            search.anchor_roots is not None
+            or bool(search.anchor_forbidden)
+            or search.chunk_roots is not None
+            or self.in_aggregates is not None
+            or bool(self.bad_aggregates)
+        )
+        per_class: list[dict[int, list[int]]] = []
         common: set[int] | None = None  # the anchors that serve every class so far
-        for class_id, found in self.with_capacity.items():
-            these = {(rp, root, class_id) for rp, root in found.items()}
-            shared_here = sharing & set(found)
+        for class_id in sorted(self.resources):
+            found = self.with_capacity[class_id]
+            pairs: Iterable[tuple[int, int]] = found.items()
+            shared_here = sharing & found.keys()
             if shared_here and self.tree_root is None:
-                anchors = self.search.sharing_anchors()
-                these |= {(rp, anchor, class_id) for rp in shared_here for anchor in anchors.get(rp, ())}
-            if self.search.anchor_roots is not None or self.search.anchor_forbidden:
-                these = {c for c in these if self.search.anchor_allowed(c[1])}
-            if self.search.chunk_roots is not None:
-                these = {c for c in these if c[1] in self.search.chunk_roots}
-            if self.in_aggregates is not None:
-                these = {c for c in these if c[0] in self.in_aggregates or c[1] in self.in_aggregates}
-            if self.bad_aggregates:
-                these = {c for c in these if c[0] not in self.bad_aggregates and c[1] not in self.bad_aggregates}
-            anchors_here = {c[1] for c in these}
-            common = anchors_here if common is None else common & anchors_here
+                anchors = search.sharing_anchors()
+                pairs = itertools.chain(pairs, ((rp, anchor) for rp in shared_here for anchor in anchors.get(rp, ())))
+            if filtered:
+                pairs = [(rp, anchor) for rp, anchor in pairs if self._tree_pair_allowed(rp, anchor)]
+            by_anchor: dict[int, list[int]] = {}
+            for rp, anchor in pairs:
+                these = by_anchor.get(anchor)
+                if these is None:
+                    by_anchor[anchor] = [rp]
+                elif rp not in these:
+                    these.append(rp)
+            common = set(by_anchor) if common is None else common & by_anchor.keys()
             if not common:
-                return set()
-            per_class.append(these)
+                return {}
+            per_class.append(by_anchor)
         # Only groups with resources search trees: find_capacity filled with_capacity.
         assert common is not None
-        result = {c for these in per_class for c in these if c[1] in common}
-        if (not self.required and not self.forbidden) or self.search.sharing:
-            return result
-        return self._trees_with_traits(result)
+        if self.required or self.forbidden:
+            if not search.sharing:
+                common = self._trees_with_traits(common, per_class)
+        return {anchor: [by_anchor[anchor] for by_anchor in per_class] for anchor in common}
 
-    def _trees_with_traits(self, candidates: set[TreeCandidate]) -> set[TreeCandidate]:
-        """Keep the candidates of trees whose trait-clean candidates together
-        have the required traits (upstream's tree-level trait filter)."""
-        rp_ids = {c[0] for c in candidates}
-        bad = _providers_with_any_trait(self.forbidden) & rp_ids if self.forbidden else set()
-        good = rp_ids - bad
-        root_of = {c[0]: c[1] for c in candidates}
-        good_roots = {root_of[rp] for rp in good}
+    def _tree_pair_allowed(self, rp: int, anchor: int) -> bool:
+        """Whether provider ``rp`` may serve the tree of ``anchor`` (the
+        request's root_required, slice, member_of and forbidden aggregates)."""
+        search = self.search
+        if not search.anchor_allowed(anchor):
+            return False
+        if search.chunk_roots is not None and anchor not in search.chunk_roots:
+            return False
+        if self.in_aggregates is not None and rp not in self.in_aggregates and anchor not in self.in_aggregates:
+            return False
+        return not (self.bad_aggregates and (rp in self.bad_aggregates or anchor in self.bad_aggregates))
+
+    def _trees_with_traits(self, anchors: set[int], per_class: list[dict[int, list[int]]]) -> set[int]:
+        """The ``anchors`` whose trees' trait-clean candidates together have
+        the required traits (upstream's tree-level trait filter); without
+        sharing providers each candidate is in its anchor's tree."""
+        root_of = {rp: anchor for by_anchor in per_class for anchor in anchors for rp in by_anchor[anchor]}
+        bad = _providers_with_any_trait(self.forbidden) & root_of.keys() if self.forbidden else set()
+        good = root_of.keys() - bad
         if not self.required:
-            return {c for c in candidates if c[1] in good_roots}
+            return anchors & {root_of[rp] for rp in good}
         traits_by_root: defaultdict[int, set[int]] = defaultdict(set)
         for rp_id, trait_id in ResourceProviderTrait.objects.filter(resource_provider_id__in=good).values_list(
             "resource_provider_id", "trait_id"
         ):
             traits_by_root[root_of[rp_id]].add(trait_id)
-        ok_roots = {root for root, traits in traits_by_root.items() if all(any_of & traits for any_of in self.required)}
-        return {c for c in candidates if c[1] in ok_roots}
+        return {root for root, traits in traits_by_root.items() if all(any_of & traits for any_of in self.required)}
 
     def uses_trees(self) -> bool:
         return not self.group.use_same_provider and bool(self.search.sharing or self.search.has_trees)
