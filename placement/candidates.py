@@ -477,7 +477,7 @@ class GroupSearch:
     ) -> Iterable[AllocationRequest]:
         """The requests of one tree: one provider of ``options[i]`` for the
         class ``labels[i]`` names, in product order."""
-        if all(len(choices) == 1 for choices in options):
+        if max(map(len, options)) == 1:
             # Most trees (a compute node alone) have one way only.
             request = self._tree_request(root_id, [choices[0] for choices in options], labels)
             return () if request is None else (request,)
@@ -490,7 +490,7 @@ class GroupSearch:
         providers = self.search.providers
         if (self.required_names or self.forbidden_names) and not self._traits_ok([providers[rp] for rp in choice]):
             return None
-        resources = tuple((rp_id, name, amount) for rp_id, (name, amount) in zip(choice, labels, strict=True))
+        resources = tuple([(rp_id, name, amount) for rp_id, (name, amount) in zip(choice, labels, strict=True)])
         mappings = ((self.suffix, frozenset([providers[rp].uuid for rp in choice])),)
         return AllocationRequest(root_id, resources, mappings, self.group.use_same_provider)
 
@@ -746,18 +746,22 @@ def _combine(
             if len(lists) == len(suffixes)
         ]
     ordered = _roundrobin(per_anchor) if strategy == BREADTH_FIRST else itertools.chain.from_iterable(per_anchor)
-    # One group's requests without sharing providers are distinct already
-    # (each provider belongs to one tree, and a tree's requests are distinct
-    # choices of its providers): only their number needs keeping.
-    may_repeat = len(suffixes) > 1 or bool(search.sharing)
-    check_subtree = len(suffixes) == 1 and bool(search.wide.same_subtrees)
+    # One group's requests are distinct, but for those made of sharing
+    # providers only (the same under every anchor they serve): each other
+    # one has a provider of its anchor's tree, and a tree's requests are
+    # distinct choices of its providers. Only those are keyed.
+    merged = len(suffixes) > 1
+    sharing = search.sharing
+    check_subtree = not merged and bool(search.wide.same_subtrees)
+    if not (merged or sharing or check_subtree or keep or limit is not None or most is not None):
+        return list(ordered)
     generated: set[tuple[frozenset[Resource], tuple[GroupMapping, ...]]] = set()
     count = 0
     results: list[AllocationRequest] = []
     for request in ordered:
         if check_subtree and not _same_subtree_ok(search, request):
             continue
-        if may_repeat:
+        if merged or (sharing and all(rp in sharing for rp, _c, _a in request.resources)):
             key = request.key()
             if key in generated:
                 continue

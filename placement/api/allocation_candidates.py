@@ -29,28 +29,41 @@ def _schema(version: tuple[int, int]) -> dict[str, Any]:
     return next((schema for minimum, schema in SCHEMAS if version >= minimum), schemas.CANDIDATES_1_10)
 
 
-def _allocation_request(
-    version: tuple[int, int], candidate: AllocationRequest, providers: Mapping[int, Provider]
-) -> dict[str, Any]:
-    by_provider: dict[str, dict[str, int]] = {}
-    for rp_id, class_name, amount in candidate.resources:
-        uuid = providers[rp_id].uuid
-        if uuid in by_provider:
-            by_provider[uuid][class_name] = amount
-        else:
-            by_provider[uuid] = {class_name: amount}
-    if version < (1, 12):
-        return {
-            "allocations": [
-                {"resource_provider": {"uuid": uuid}, "resources": resources} for uuid, resources in by_provider.items()
-            ]
+def _allocation_requests(
+    version: tuple[int, int], candidates: list[AllocationRequest], providers: Mapping[int, Provider]
+) -> list[dict[str, Any]]:
+    uuid_of = {provider_id: provider.uuid for provider_id, provider in providers.items()}
+    with_mappings = version >= (1, 34)
+    listed = version < (1, 12)
+    found: list[dict[str, Any]] = []
+    for candidate in candidates:
+        by_provider: dict[str, dict[str, int]] = {}
+        for rp_id, class_name, amount in candidate.resources:
+            uuid = uuid_of[rp_id]
+            resources = by_provider.get(uuid)
+            if resources is None:
+                by_provider[uuid] = {class_name: amount}
+            else:
+                resources[class_name] = amount
+        if listed:
+            found.append(
+                {
+                    "allocations": [
+                        {"resource_provider": {"uuid": uuid}, "resources": resources}
+                        for uuid, resources in by_provider.items()
+                    ]
+                }
+            )
+            continue
+        data: dict[str, Any] = {
+            "allocations": {uuid: {"resources": resources} for uuid, resources in by_provider.items()}
         }
-    data: dict[str, Any] = {"allocations": {uuid: {"resources": resources} for uuid, resources in by_provider.items()}}
-    if version >= (1, 34):
-        data["mappings"] = {
-            suffix: sorted(uuids) if len(uuids) > 1 else list(uuids) for suffix, uuids in candidate.mappings
-        }
-    return data
+        if with_mappings:
+            data["mappings"] = {
+                suffix: sorted(uuids) if len(uuids) > 1 else list(uuids) for suffix, uuids in candidate.mappings
+            }
+        found.append(data)
+    return found
 
 
 def _provider_summaries(
@@ -128,7 +141,7 @@ def _candidates_response(
     requested_classes = {name for group in groups.values() for name in group.resources}
     version = request.version
     data = {
-        "allocation_requests": [_allocation_request(version, c, found.providers) for c in found.allocation_requests],
+        "allocation_requests": _allocation_requests(version, found.allocation_requests, found.providers),
         "provider_summaries": _provider_summaries(version, found.providers, requested_classes),
     }
     return json_response(request, data)
