@@ -148,6 +148,8 @@ class Search:
         # roots of the current slice (candidates are anchored in it only).
         self.chunk_roots: set[int] | None = None
         self._anchors: defaultdict[int, set[int]] | None = None
+        self._chunk_range: tuple[int, int] | None = None
+        self._chunk_ids: str | None = None  # on PostgreSQL, the slice's provider ids (an array literal)
         # root_required: the roots a candidate may be anchored in (None: any
         # root), and those it may not (forbidden traits: every provider that
         # has one, so that no decision reads every root of a large cloud).
@@ -169,17 +171,32 @@ class Search:
             if roots_between is None:
                 return _ids_clause(column, ids)
             ids_sql, ids_params = _ids_clause(column, ids, "OR") if ids else ("", [])
-            return (
-                f" AND ({column} IN (SELECT id FROM {RP} WHERE root_id BETWEEN %s AND %s){ids_sql})",
-                [*roots_between, *ids_params],
+            trees = (
+                "root_id BETWEEN %s AND %s"
+                if column == "id"
+                else f"{column} IN (SELECT id FROM {RP} WHERE root_id BETWEEN %s AND %s)"
             )
+            return f" AND ({trees}{ids_sql})", [*roots_between, *ids_params]
 
         rp_clause, rp_params = _in_clause("id", scope) if scope is not None else ("", [])
+        read: list[int] = []
         for pid, uuid, parent_id, root_id in _query(
             f"SELECT id, uuid, parent_id, root_id FROM {RP} WHERE 1=1{rp_clause}", rp_params
         ):
             self.providers[pid] = Provider(pid, uuid, parent_id, root_id)
-        inv_clause, inv_params = _in_clause("inv.resource_provider_id", scope) if scope is not None else ("", [])
+            read.append(pid)
+        rows_clause = _in_clause
+        if roots_between is not None and connection.vendor == "postgresql":
+            # A slice's rows by the ids of its providers just read: PostgreSQL
+            # reads them by index (for the slice's subquery it scanned the
+            # whole inventory table, 45 ms at 50,000 providers against 7).
+            read_ids = ["{" + ",".join(map(str, read)) + "}"]
+            self._chunk_ids = read_ids[0]
+
+            def rows_clause(column: str, ids: Collection[int]) -> tuple[str, list[Any]]:
+                return f" AND {column} = ANY(%s::bigint[])", read_ids
+
+        inv_clause, inv_params = rows_clause("inv.resource_provider_id", scope) if scope is not None else ("", [])
         class_names = dict(ResourceClass.objects.values_list("id", "name"))
         inventory = self.inventory
         providers = self.providers
@@ -196,7 +213,7 @@ class Search:
             used = int(used)
             provider.resources[class_names[class_id]] = (capacity, used, max_unit)
             inventory[class_id].append((pid, provider.root_id, capacity - used, min_unit, max_unit, step))
-        trait_clause, trait_params = _in_clause("resource_provider_id", scope) if scope is not None else ("", [])
+        trait_clause, trait_params = rows_clause("resource_provider_id", scope) if scope is not None else ("", [])
         trait_rows = _query(
             f"SELECT resource_provider_id, trait_id FROM {RP_TRAIT} WHERE 1=1{trait_clause}", trait_params
         )
@@ -213,7 +230,9 @@ class Search:
         self.inventory = defaultdict(list)
         self._capacity = {}
         self.chunk_roots = set(roots)
-        self.load_snapshot(self.sharing, roots_between=(min(roots), max(roots)))
+        self._chunk_range = (min(roots), max(roots))
+        self._anchors = None  # the sharing providers' anchors in this slice only
+        self.load_snapshot(self.sharing, roots_between=self._chunk_range)
 
     def providers_with_capacity(self, class_id: int, amount: int, root_id: int | None = None) -> Roots:
         """{provider id: root id} for providers that can take ``amount`` more."""
@@ -230,12 +249,22 @@ class Search:
         return found
 
     def sharing_anchors(self) -> defaultdict[int, set[int]]:
-        """{sharing provider id: {root ids of trees sharing an aggregate with it}}."""
+        """{sharing provider id: {root ids of trees sharing an aggregate with
+        it}} (while the search reads a slice of trees: those of the slice's
+        range of roots only)."""
         if self._anchors is None:
             anchors: defaultdict[int, set[int]] = defaultdict(set)
             self._anchors = anchors
             if self.sharing:
                 clause, params = _in_clause("mine.resource_provider_id", self.sharing)
+                if self._chunk_ids is not None:
+                    # the slice's providers by id: PostgreSQL then reads
+                    # their links by index, not every link of the cloud
+                    clause += " AND other.resource_provider_id = ANY(%s::bigint[])"
+                    params = [*params, self._chunk_ids]
+                elif self._chunk_range is not None:
+                    clause += " AND rp.root_id BETWEEN %s AND %s"
+                    params = [*params, *self._chunk_range]
                 rows = _query(
                     f"SELECT mine.resource_provider_id, rp.root_id FROM {RP_AGG} mine "
                     f"JOIN {RP_AGG} other ON other.aggregate_id = mine.aggregate_id "
@@ -670,13 +699,21 @@ def _in_slices(search: Search, group_search: GroupSearch, stop: int, nested_awar
     order, the order candidates come in) instead of every provider's
     inventory and usage at once: a limited request over a large cloud
     usually finds its candidates in the first slice."""
-    roots = [pid for (pid,) in _query(f"SELECT id FROM {RP} WHERE parent_id IS NULL ORDER BY id")]
     size = max(stop, SLICE_ROOTS)
     found: dict[tuple[frozenset[Resource], tuple[GroupMapping, ...]], AllocationRequest] = {}
-    start = 0
-    while start < len(roots):
-        search.load_chunk(roots[start : start + size])
-        start, size = start + size, 2 * size
+    after = 0  # the last root of the slice before (ids start at 1)
+    while True:
+        # The next slice's roots only (not every root of the cloud at first).
+        roots = [
+            pid
+            for (pid,) in _query(
+                f"SELECT id FROM {RP} WHERE parent_id IS NULL AND id > %s ORDER BY id LIMIT %s", [after, size]
+            )
+        ]
+        if not roots:
+            break
+        search.load_chunk(roots)
+        after, size = roots[-1], 2 * size
         try:
             group_search.find_capacity()
         except NoCandidates:
