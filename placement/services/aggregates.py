@@ -15,13 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.db import connection, transaction
-from django.utils import timezone
 
 from placement import errors
 from placement.models import PlacementAggregate, ResourceProvider, ResourceProviderAggregate
 
 from . import one_flush
-from .providers import STORABLE_GENERATIONS, compare_and_bump, lock_provider
+from .providers import STORABLE_GENERATIONS, compare_and_bump, compare_and_bump_statement, lock_provider
 
 
 def provider_aggregates(provider: ResourceProvider) -> list[str]:
@@ -110,10 +109,9 @@ def _replace_in_one_flush(uuid: str, aggregate_uuids: list[str], generation: int
         _table(PlacementAggregate),
         _table(ResourceProviderAggregate),
     )
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    bump_sql, bump_params = compare_and_bump_statement(uuid, generation)
     bump = (
-        f"WITH bumped AS (UPDATE {providers} SET generation = generation + 1, updated_at = %s "
-        "WHERE uuid = %s AND generation = %s RETURNING generation) "
+        f"WITH bumped AS ({bump_sql}) "
         f"SELECT (SELECT generation FROM bumped), {one_flush.guard('(SELECT count(*) FROM bumped) = 1')}"
     )
     # After the bump, with the provider locked: a snapshot of its own.
@@ -129,5 +127,5 @@ def _replace_in_one_flush(uuid: str, aggregate_uuids: list[str], generation: int
         f"SELECT {one_flush.guard('(SELECT count(*) FROM wanted) = %s')}"
     )
     wanted = sorted(set(aggregate_uuids))
-    bumped, _replaced = one_flush.run([(bump, [now, uuid, generation]), (replace, [uuid, wanted, len(wanted)])])
+    bumped, _replaced = one_flush.run([(bump, bump_params), (replace, [uuid, wanted, len(wanted)])])
     return int(bumped[0][0])

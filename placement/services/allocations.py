@@ -333,6 +333,18 @@ def _lock_and_bump_providers(
     one statement. The providers ``lock_ids`` are locked with them, in the
     same order and statement, but keep their generations (each is rewritten
     unchanged: an update takes every row it matches, whatever plan it runs)."""
+    providers = dict(_sql(*_lock_and_bump_statement(uuids, also_ids, now, lock_ids)))
+    for uuid in uuids:
+        if uuid not in providers:
+            raise AllocationProblem("provider", f"Allocation for resource provider '{uuid}' that does not exist.")
+    return providers
+
+
+def _lock_and_bump_statement(
+    uuids: Sequence[str], also_ids: Collection[int], now: object, lock_ids: Collection[int] = ()
+) -> tuple[str, list[object]]:
+    """The statement of ``_lock_and_bump_providers`` and its parameters; it
+    returns (uuid, id) of each provider locked."""
     table = _table(ResourceProvider)
     lock_only = set(lock_ids) - set(also_ids)
     where, where_params = _providers_where(uuids, {*also_ids, *lock_only})
@@ -354,11 +366,7 @@ def _lock_and_bump_providers(
         )
     else:
         sql = f"UPDATE {table} SET {changes} WHERE {where} RETURNING uuid, id"
-    providers = dict(_sql(sql, params))
-    for uuid in uuids:
-        if uuid not in providers:
-            raise AllocationProblem("provider", f"Allocation for resource provider '{uuid}' that does not exist.")
-    return providers
+    return sql, params
 
 
 @dataclass(frozen=True)
@@ -491,12 +499,8 @@ def _claim_in_one_flush(request: ConsumerRequest) -> None:
         f"SELECT {one_flush.guard('(SELECT count(*) FROM created) = 1')}"
     )
     uuids = sorted(request.allocations)
-    lock_providers = (
-        f"WITH bumped AS (UPDATE {providers} SET generation = {providers}.generation + 1, updated_at = %s "
-        f"FROM (SELECT id FROM {providers} WHERE uuid IN ({_marks(uuids)}) ORDER BY id FOR UPDATE) locked "
-        f"WHERE {providers}.id = locked.id RETURNING {providers}.id) "
-        f"SELECT {one_flush.guard('(SELECT count(*) FROM bumped) = %s')}"
-    )
+    lock_sql, lock_params = _lock_and_bump_statement(uuids, (), now)
+    lock_providers = f"WITH bumped AS ({lock_sql}) SELECT {one_flush.guard('(SELECT count(*) FROM bumped) = %s')}"
     wanted = [
         (uuid, STANDARD_CLASS_IDS[name], amount)
         for uuid, resources in sorted(request.allocations.items())
@@ -529,7 +533,7 @@ def _claim_in_one_flush(request: ConsumerRequest) -> None:
                     request.consumer_type is None,
                 ],
             ),
-            (lock_providers, [now, *uuids, len(uuids)]),
+            (lock_providers, [*lock_params, len(uuids)]),
             (write, [*(value for row in wanted for value in row), now, request.uuid, len(wanted)]),
         ]
     )

@@ -74,21 +74,29 @@ def compare_and_bump(
     transaction (a concurrent writer waits for it, then sees the new
     generation and is refused: no lost update). NotFound or Conflict as
     ``lock_provider``."""
-    table = connection.ops.quote_name(ResourceProvider._meta.db_table)
     row = None
     if expected_generation in STORABLE_GENERATIONS:  # one past 64 bits matches none (and SQLite cannot bind it)
+        sql, params = compare_and_bump_statement(uuid, expected_generation)
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"UPDATE {table} SET generation = generation + 1, updated_at = %s "
-                "WHERE uuid = %s AND generation = %s RETURNING id, generation",
-                [connection.ops.adapt_datetimefield_value(timezone.now()), uuid, expected_generation],
-            )
+            cursor.execute(sql, params)  # type: ignore[arg-type]  # plain values: a datetime, a string, an int
             row = cursor.fetchone()
     if row is None:
         if not ResourceProvider.objects.filter(uuid=uuid).exists():
             raise errors.NotFound(f"No resource provider with uuid {uuid} found")
         raise errors.Conflict(conflict_message, code=errors.CONCURRENT_UPDATE)
     return row[0], row[1]
+
+
+def compare_and_bump_statement(uuid: str, expected_generation: int) -> tuple[str, list[object]]:
+    """The one statement of ``compare_and_bump`` and its parameters: it
+    returns (id, new generation), or no row when the generation is stale or
+    the provider unknown."""
+    table = connection.ops.quote_name(ResourceProvider._meta.db_table)
+    return (
+        f"UPDATE {table} SET generation = generation + 1, updated_at = %s "
+        "WHERE uuid = %s AND generation = %s RETURNING id, generation",
+        [connection.ops.adapt_datetimefield_value(timezone.now()), uuid, expected_generation],
+    )
 
 
 def bump_generation(provider: ResourceProvider) -> None:
