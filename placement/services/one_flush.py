@@ -2,9 +2,9 @@
 
 A write of a few statements costs, on a loaded machine, mostly its round
 trips: BEGIN, each statement, COMMIT, each waiting for the database's answer
-before the next is sent. Here the statements go out together in libpq's
-pipeline mode, between BEGIN and COMMIT, and the answers are read once; the
-database still runs them one after the other, each statement with its own
+before the next is sent. Here the statements go out together as one query
+text (BEGIN; the statements; COMMIT), their parameters bound by the client,
+and the answers are read once; the database still runs them one after the other, each statement with its own
 snapshot taken after the one before it finished (READ COMMITTED), so a
 statement that follows a lock sees what was committed before the lock was
 granted.
@@ -43,23 +43,24 @@ def run(statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[Any,
     as Django's own (the transaction rolled back in both cases)."""
     connection.ensure_connection()
     raw = connection.connection
-    cursors = []
+    text = "; ".join(["BEGIN", *(sql for sql, _params in statements), "COMMIT"])
+    params = [value for _sql, values in statements for value in values]
+    cursor = psycopg.ClientCursor(raw)  # several statements in one query: bound by the client
     with connection.wrap_database_errors:
         try:
-            with raw.pipeline():
-                raw.execute("BEGIN")
-                for sql, params in statements:
-                    cursor = raw.cursor()
-                    cursor.execute(sql, params)
-                    cursors.append(cursor)
-                raw.execute("COMMIT")
+            cursor.execute(text, params)
         except psycopg.errors.DivisionByZero as stopped:
             _roll_back(raw)
             raise Guarded() from stopped
         except psycopg.Error:
             _roll_back(raw)
             raise
-        return [cursor.fetchall() if cursor.description else [] for cursor in cursors]
+        results = []
+        while True:
+            results.append(cursor.fetchall() if cursor.description else [])
+            if not cursor.nextset():
+                break
+        return results[1:-1]  # not BEGIN's and COMMIT's
 
 
 def _roll_back(raw: psycopg.Connection[Any]) -> None:
