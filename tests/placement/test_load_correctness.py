@@ -51,6 +51,11 @@ def test_racing_claims_for_the_last_units_never_overcommit(noauth):
     )
     disk = placement.provider("disk", inventory={"DISK_GB": 1000})
     assert placement.allocate(new_uuid(), {hot: CLAIM}, project="earlier").status_code == 204
+    # The racers' project exists before the race, so their claims race on
+    # the one-round-trip path (PostgreSQL) rather than on creating it.
+    warm_up = new_uuid()
+    assert placement.allocate(warm_up, {disk: {"DISK_GB": 10}}, project=PROJECT).status_code == 204
+    assert placement.delete(f"/allocations/{warm_up}").status_code == 204
     generation_before = placement.get(f"/resource_providers/{hot}").json()["generation"]
 
     # Half the racers also take disk from a second provider, so locks are
