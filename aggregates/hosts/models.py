@@ -20,13 +20,16 @@ def up_window(now: datetime | None = None) -> tuple[datetime, datetime]:
     return now - down_time, now + down_time
 
 
-def up_q(now: datetime | None = None) -> Q:
+def up_q(now: datetime | None = None, via: str = "") -> Q:
     """The condition "the service is up", in SQL: not forced down, and its
     last heartbeat (its creation when it has none) within ``up_window``.
-    ``Service.is_up`` is the same rule for one row in memory."""
+    ``via``: the path to the service from the rows filtered ("service__"
+    for compute nodes). ``Service.is_up`` is the same rule for one row in
+    memory."""
     window = up_window(now)
-    return Q(forced_down=False) & (
-        Q(last_seen_up__range=window) | Q(last_seen_up__isnull=True, created_at__range=window)
+    return Q(**{f"{via}forced_down": False}) & (
+        Q(**{f"{via}last_seen_up__range": window})
+        | Q(**{f"{via}last_seen_up__isnull": True, f"{via}created_at__range": window})
     )
 
 

@@ -15,9 +15,10 @@ from typing import Any, ParamSpec, TypeVar
 
 from django.conf import settings
 from django.db.models import BooleanField, Case, Count, Value, When
+from django.db.models.fields.json import KT
 
 from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
-from aggregates.hosts.models import ComputeNode, Service, image_types_of, up_q
+from aggregates.hosts.models import ComputeNode, image_types_of, up_q
 from aggregates.placement_client import PlacementClient
 from aggregates.scheduling import filters as host_filters
 from aggregates.scheduling import prefilters
@@ -120,35 +121,35 @@ def load_aggregates() -> dict[int, AggregateInfo]:
 def load_hosts(aggregates: dict[int, AggregateInfo], node_uuids: set[str] | None = None) -> list[HostState]:
     """A HostState for every compute node (or those of ``node_uuids``), in
     registration order; placement's figures replace the stored resources of
-    candidates. Read with plain values: this runs for every boot."""
+    candidates. Read with plain values in three queries (nodes with their
+    service's state and CPU architecture; aggregate memberships; server
+    counts): this runs for every boot."""
     nodes = ComputeNode.objects.order_by("id")
     if node_uuids is not None:
         nodes = nodes.filter(among(ComputeNode, "uuid", node_uuids))
     rows = list(
-        nodes.values_list(
+        nodes.annotate(
+            arch=KT("cpu_info__arch"),
+            up=Case(When(up_q(via="service__"), then=Value(True)), default=Value(False), output_field=BooleanField()),
+        ).values_list(
             "uuid",
             "host",
             "hypervisor_hostname",
-            "service_id",
+            "service__disabled",
+            "service__disabled_reason",
+            "up",
             "hypervisor_type",
             "hypervisor_version",
-            "cpu_info",
+            "arch",
             "vcpus",
             "memory_mb",
             "local_gb",
         )
     )
-    names = {row[1] for row in rows}
-    services = {
-        pk: (disabled, reason or "", up)
-        for pk, disabled, reason, up in Service.objects.filter(among(Service, "id", {row[3] for row in rows}))
-        .annotate(up=Case(When(up_q(), then=Value(True)), default=Value(False), output_field=BooleanField()))
-        .values_list("id", "disabled", "disabled_reason", "up")
-    }
     by_host: dict[str, list[AggregateInfo]] = defaultdict(list)
     memberships = AggregateHost.objects.values_list("host", "aggregate_id")
     if node_uuids is not None:
-        memberships = memberships.filter(among(AggregateHost, "host", names))
+        memberships = memberships.filter(among(AggregateHost, "host", {row[1] for row in rows}))
     for host, aggregate_id in memberships:
         by_host[host].append(aggregates[aggregate_id])
     servers = Server.objects.filter(deleted_at__isnull=True, node_uuid__isnull=False)
@@ -162,25 +163,25 @@ def load_hosts(aggregates: dict[int, AggregateInfo], node_uuids: set[str] | None
     }
     default_zone = settings.DEFAULT_AVAILABILITY_ZONE
     hosts = []
-    for node_uuid, host, node, service_id, hv_type, hv_version, cpu_info, vcpus, memory_mb, local_gb in rows:
+    for uuid, host, node, disabled, reason, up, hv_type, hv_version, arch, vcpus, memory_mb, local_gb in rows:
+        node_uuid = str(uuid)
         in_aggregates = by_host.get(host, [])
         zone = next((a.metadata["availability_zone"] for a in in_aggregates if "availability_zone" in a.metadata), "")
-        disabled, reason, up = services[service_id]
-        n, io = counts.get(str(node_uuid), (0, 0))
+        n, io = counts.get(node_uuid, (0, 0))
         hosts.append(
             HostState(
                 host=host,
                 node=node,
-                node_uuid=str(node_uuid),
+                node_uuid=node_uuid,
                 aggregates=in_aggregates,
                 availability_zone=zone or default_zone,
                 service_disabled=disabled,
-                disabled_reason=reason,
+                disabled_reason=reason or "",
                 service_up=up,
                 hypervisor_type=hv_type,
                 hypervisor_version=hv_version,
                 image_types=image_types_of(hv_type),
-                cpu_arch=str((cpu_info or {}).get("arch") or "x86_64"),
+                cpu_arch=str(arch or "x86_64"),
                 vcpus_total=vcpus,
                 memory_mb_total=memory_mb,
                 disk_gb_total=local_gb,
