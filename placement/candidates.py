@@ -700,7 +700,8 @@ def _in_slices(search: Search, group_search: GroupSearch, stop: int, nested_awar
     inventory and usage at once: a limited request over a large cloud
     usually finds its candidates in the first slice."""
     size = max(stop, SLICE_ROOTS)
-    found: dict[tuple[frozenset[Resource], tuple[GroupMapping, ...]], AllocationRequest] = {}
+    found: list[AllocationRequest] = []
+    seen: set[tuple[frozenset[Resource], tuple[GroupMapping, ...]]] = set()
     after = 0  # the last root of the slice before (ids start at 1)
     while True:
         # The next slice's roots only (not every root of the cloud at first).
@@ -722,12 +723,9 @@ def _in_slices(search: Search, group_search: GroupSearch, stop: int, nested_awar
             requests: Iterator[AllocationRequest] = group_search.tree_requests()
         else:
             requests = group_search.each_single_provider_request()
-        for request in requests:
-            if _same_subtree_ok(search, request):
-                found.setdefault(request.key(), request)
-                if len(found) >= stop:
-                    return _with_providers(search, list(found.values()), nested_aware)
-    return _with_providers(search, list(found.values()), nested_aware)
+        if _take_distinct(search, requests, found, seen, stop):
+            break
+    return _with_providers(search, found, nested_aware)
 
 
 def _with_providers(search: Search, requests: list[AllocationRequest], nested_aware: bool) -> Candidates:
@@ -783,10 +781,8 @@ def _combine(
             if len(lists) == len(suffixes)
         ]
     ordered = _roundrobin(per_anchor) if strategy == BREADTH_FIRST else itertools.chain.from_iterable(per_anchor)
-    # One group's requests are distinct, but for those made of sharing
-    # providers only (the same under every anchor they serve): each other
-    # one has a provider of its anchor's tree, and a tree's requests are
-    # distinct choices of its providers. Only those are keyed.
+    # One group's requests are distinct but for those _may_repeat: only
+    # those are keyed.
     merged = len(suffixes) > 1
     sharing = search.sharing
     check_subtree = not merged and bool(search.wide.same_subtrees)
@@ -798,7 +794,7 @@ def _combine(
     for request in ordered:
         if check_subtree and not _same_subtree_ok(search, request):
             continue
-        if merged or (sharing and all(rp in sharing for rp, _c, _a in request.resources)):
+        if merged or _may_repeat(search, request):
             key = request.key()
             if key in generated:
                 continue
@@ -869,14 +865,43 @@ def _fitting_product(
 
 
 def _unique(search: Search, requests: Iterable[AllocationRequest], limit: int | None = None) -> list[AllocationRequest]:
-    """The distinct ``requests`` within same_subtree, in order, at most ``limit``."""
-    results: dict[tuple[frozenset[Resource], tuple[GroupMapping, ...]], AllocationRequest] = {}
+    """The distinct ``requests`` of one group within same_subtree, in order, at most ``limit``."""
+    results: list[AllocationRequest] = []
+    _take_distinct(search, requests, results, set(), limit)
+    return results
+
+
+def _take_distinct(
+    search: Search,
+    requests: Iterable[AllocationRequest],
+    results: list[AllocationRequest],
+    seen: set[tuple[frozenset[Resource], tuple[GroupMapping, ...]]],
+    limit: int | None,
+) -> bool:
+    """Append to ``results`` the ``requests`` of one group within
+    same_subtree that are not already there (``seen`` holds the keys of
+    those that may repeat), until it holds ``limit``; whether it does."""
     for request in requests:
-        if _same_subtree_ok(search, request):
-            results.setdefault(request.key(), request)
-            if limit is not None and len(results) >= limit:
-                break
-    return list(results.values())
+        if not _same_subtree_ok(search, request):
+            continue
+        if _may_repeat(search, request):
+            key = request.key()
+            if key in seen:
+                continue
+            seen.add(key)
+        results.append(request)
+        if limit is not None and len(results) >= limit:
+            return True
+    return False
+
+
+def _may_repeat(search: Search, request: AllocationRequest) -> bool:
+    """Whether one group's ``request`` may come again under another anchor:
+    only one made of sharing providers alone (the same under every anchor
+    they serve). Any other has a provider of its anchor's tree, and a
+    tree's requests are distinct choices of its providers."""
+    sharing = search.sharing
+    return bool(sharing) and all(rp in sharing for rp, _c, _a in request.resources)
 
 
 def _roundrobin(iterators: Sequence[Iterable[AllocationRequest]]) -> Iterator[AllocationRequest]:
