@@ -151,7 +151,7 @@ def build_cloud(n, aggregate_count, args=None):
     aggregate filter reads, each host in two of them, mirrored into
     placement; with ``args`` (this benchmark's), servers on the hosts and
     nested providers as --servers-per-host and --nested-every say; then
-    ANALYZE. Returns the ssd.large flavor (its extra spec asks for ssd)."""
+    VACUUM ANALYZE. Returns the ssd.large flavor (its extra spec asks for ssd)."""
     from django.core.management import call_command
     from django.db import connection
     from django.utils import timezone
@@ -225,7 +225,12 @@ def build_cloud(n, aggregate_count, args=None):
     flavor = Flavor.objects.create(flavorid="ssd.large", name="ssd.large", vcpus=2, memory_mb=4096, root_gb=20)
     FlavorExtraSpec.objects.create(flavor=flavor, key="aggregate_instance_extra_specs:ssd", value="true")
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")  # statistics, as a database that has lived has them
+        # Statistics and the visibility map, as autovacuum keeps them in a
+        # database that has lived: right after the bulk insert no page is
+        # marked all-visible, so the count of the candidates' servers, which
+        # the index answers alone, visited the table too (33 against 9 ms
+        # for 1,000 of 5,000 hosts).
+        cursor.execute("VACUUM ANALYZE" if connection.vendor == "postgresql" else "ANALYZE")
     return flavor
 
 
