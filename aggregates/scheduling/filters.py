@@ -189,15 +189,16 @@ class AggregateInstanceExtraSpecsFilter(HostFilter):
                 key = spec_key
             elif scope != _EXTRA_SPECS_SCOPE:
                 continue
+            values = values_by_key.get(key, set())
+            problem = self._mismatch(values, requirement) if values else None
+            if values and problem is None:
+                continue
             wanted = f"{key} {requirement}" if operators.operator_of(requirement) else f"{key}={requirement}"
             lead = f"flavor {flavor.name} requires {wanted} ({spec_key}); host {host.host}"
-            values = values_by_key.get(key, set())
             if not values:
                 return f"{lead} is in no aggregate with key {key}"
-            problem = self._mismatch(values, requirement)
-            if problem is not None:
-                aggregates = _listing(metadata.aggregates_with_key(host, key))
-                return f"{lead}'s aggregates {aggregates} give {key}={_listing(values)}{problem}"
+            aggregates = _listing(metadata.aggregates_with_key(host, key))
+            return f"{lead}'s aggregates {aggregates} give {key}={_listing(values)}{problem}"
         return None
 
     @staticmethod
@@ -270,9 +271,14 @@ class AggregateImagePropertiesIsolation(HostFilter):
         image = spec.image
         if image is None:
             return None
+        # Only standard properties count: most hosts' keys are none of them.
+        keys = [k for k in metadata.metadata_by_host(host) if k in STANDARD_IMAGE_PROPERTIES and k.startswith(prefix)]
+        if not keys:
+            return None
         props = image_properties(image)
-        for key, allowed in sorted(metadata.metadata_by_host(host).items()):
-            if not key.startswith(prefix) or not props.get(key):
+        for key in sorted(keys):
+            allowed = metadata.metadata_by_host(host)[key]
+            if not props.get(key):
                 continue
             if str(props[key]) not in allowed:
                 return (
