@@ -189,8 +189,13 @@ CELERY_TASK_ACKS_LATE = True
 # (mirroring into placement, builds, moves, deletes) before it answers; what
 # is left goes on in the background, and the periodic catch-ups take up
 # whatever a stopped process leaves behind. The work holds a database
-# connection of its own meanwhile; None: the request's thread does it all.
+# connection of its own; None: the request's thread does it all.
 FOLLOW_UP_WAIT_SECONDS: float | None = env_float("FOLLOW_UP_WAIT_SECONDS", 0.25)
+# The threads of this process that run it (more work waits for one); each
+# keeps its database connection while work keeps coming, and ends once idle
+# this long.
+FOLLOW_UP_THREADS = env_int("FOLLOW_UP_THREADS", 8)
+FOLLOW_UP_THREAD_IDLE_SECONDS = env_float("FOLLOW_UP_THREAD_IDLE_SECONDS", 30.0)
 
 # --- OpenStack-facing behaviour ------------------------------------------
 # keystone: Corral's own identity, tokens issued by /identity/v3/auth/tokens.

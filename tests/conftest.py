@@ -95,4 +95,8 @@ def pytest_runtest_teardown(item, nextitem):
     from aggregates import after_commit
 
     after_commit.wait_for_threads(timeout=60)
+    if nextitem is None:
+        # The last test of this process: the follow-up threads end, their
+        # database connections closed, before the test database is dropped.
+        after_commit.stop_follow_up_threads()
     yield
