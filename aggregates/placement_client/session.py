@@ -49,10 +49,10 @@ CONFLICT_ATTEMPTS = 4
 
 def body_of(response: requests.Response) -> Any:
     """``response``'s JSON body (ValueError when it is none). orjson reads a
-    scheduler's 1,000 candidates (about a MB) in a fifth of the standard
-    library's time. It would read an integer beyond 64 bits as a float;
-    placement's bodies have none (its schemas cap every amount at 2**31 - 1
-    and generations are counters)."""
+    scheduler's 1,000 candidates (450 KB) in half the standard library's
+    time (3.3-3.9 against 7.2-7.3 ms). It would read an integer beyond 64
+    bits as a float; placement's bodies have none (its schemas cap every
+    amount at 2**31 - 1 and generations are counters)."""
     return orjson.loads(response.content)
 
 
