@@ -272,12 +272,13 @@ class AggregateImagePropertiesIsolation(HostFilter):
         if image is None:
             return None
         # Only standard properties count: most hosts' keys are none of them.
-        keys = [k for k in metadata.metadata_by_host(host) if k in STANDARD_IMAGE_PROPERTIES and k.startswith(prefix)]
+        values_by_key = metadata.metadata_by_host(host)
+        keys = [k for k in values_by_key if k in STANDARD_IMAGE_PROPERTIES and k.startswith(prefix)]
         if not keys:
             return None
         props = image_properties(image)
         for key in sorted(keys):
-            allowed = metadata.metadata_by_host(host)[key]
+            allowed = values_by_key[key]
             if not props.get(key):
                 continue
             if str(props[key]) not in allowed:

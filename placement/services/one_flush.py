@@ -4,10 +4,10 @@ A write of a few statements costs, on a loaded machine, mostly its round
 trips: BEGIN, each statement, COMMIT, each waiting for the database's answer
 before the next is sent. Here the statements go out together as one query
 text (BEGIN; the statements; COMMIT), their parameters bound by the client,
-and the answers are read once; the database still runs them one after the other, each statement with its own
-snapshot taken after the one before it finished (READ COMMITTED), so a
-statement that follows a lock sees what was committed before the lock was
-granted.
+and the answers are read once; the database still runs them one after the
+other, each statement with its own snapshot taken after the one before it
+finished (READ COMMITTED), so a statement that follows a lock sees what was
+committed before the lock was granted.
 
 A statement whose result would make the rest wrong stops the transaction
 with a *guard*: ``1 / 0`` evaluated in SQL (``guard(condition)``), after
