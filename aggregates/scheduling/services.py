@@ -225,6 +225,7 @@ def _place(
     return result
 
 
+@engine.collection_paused
 def _place_once(
     spec: RequestSpec,
     consumer_uuids: list[str],
