@@ -6,6 +6,7 @@ placement and decides."""
 
 import functools
 import gc
+import itertools
 import logging
 import random
 from collections import defaultdict
@@ -79,6 +80,14 @@ class Decision:
     # Every compute node has its fate (else only placement's candidates).
     complete: bool = True
 
+    def fate_of(self, weighed: WeighedHost) -> HostFate:
+        """The fate of a host the decision kept: as recorded, or (a boot
+        records the best hosts' only) passed with its weights, recorded now."""
+        fate = self.fates.get(weighed.host.node_uuid)
+        if fate is None:
+            fate = self.fates[weighed.host.node_uuid] = passed_fate(weighed)
+        return fate
+
     def explanation(self) -> dict[str, Any]:
         """The stored and served explanation. A successful boot's decision
         (not complete) keeps the chosen hosts, the best alternates and how
@@ -90,8 +99,8 @@ class Decision:
                 rejected_by[fate.filter or fate.stage] += 1
         if not self.complete:
             kept = [f for f in fates if f.result == "chosen"]
-            alternates = (self.fates[w.host.node_uuid] for w in self.ordered)
-            kept += [f for f in alternates if f.result == "passed"][:ALTERNATES_KEPT]
+            alternates = (self.fate_of(w) for w in self.ordered)
+            kept += list(itertools.islice((f for f in alternates if f.result == "passed"), ALTERNATES_KEPT))
             fates = kept
         return {
             "placement_query": self.query.query_string() if self.query else "",
@@ -438,7 +447,8 @@ def decide(
     # host skips (a host no pool can address fails the build with the reason).
     passing = run_filters(candidates, spec, host_filters.always_run() if forced else enabled, decision)
     decision.ordered = weigh_hosts(passing, spec)
-    record_weights(decision)
+    # An explanation gives every host's fate; a boot's keeps its best hosts'.
+    record_weights(decision, first=None if full or within is not None else fates_kept())
     return decision
 
 
@@ -446,20 +456,31 @@ def _within(hosts: list[HostState], names: Collection[str] | None) -> list[HostS
     return hosts if names is None else [host for host in hosts if host.host in names]
 
 
+def passed_fate(weighed: WeighedHost) -> HostFate:
+    return HostFate(
+        weighed.host.host,
+        weighed.host.node,
+        "passed",
+        "weigher",
+        "",
+        f"host {weighed.host.host} passed every filter; weight {weighed.weight:.4f}",
+        weight=round(weighed.weight, 6),
+        weights={name: round(value, 6) for name, value in weighed.weights.items()},
+    )
+
+
 def record_weights(decision: Decision, first: int | None = None) -> None:
     """The fate of every host still in ``decision.ordered`` (or of its
     ``first`` hosts): passed, with its weights."""
     for weighed in decision.ordered[:first]:
-        decision.fates[weighed.host.node_uuid] = HostFate(
-            weighed.host.host,
-            weighed.host.node,
-            "passed",
-            "weigher",
-            "",
-            f"host {weighed.host.host} passed every filter; weight {weighed.weight:.4f}",
-            weight=round(weighed.weight, 6),
-            weights={name: round(value, 6) for name, value in weighed.weights.items()},
-        )
+        decision.fates[weighed.host.node_uuid] = passed_fate(weighed)
+
+
+def fates_kept() -> int:
+    """How many of a boot's best hosts have their fate recorded when it is
+    decided: those it may be placed on first and the alternates its
+    explanation keeps (any other host's is recorded when asked for)."""
+    return ALTERNATES_KEPT + settings.HOST_SUBSET_SIZE + 1
 
 
 def peers_first(ordered: list[WeighedHost], preferred: frozenset[str]) -> list[WeighedHost]:

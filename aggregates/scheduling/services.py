@@ -9,8 +9,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
-
 from aggregates.errors import NotFound, Unavailable
 from aggregates.flavors.models import Flavor
 from aggregates.identity.caller import Caller
@@ -259,8 +257,7 @@ def _place_once(
         if spec.group is not None:
             spec.group.place(placed.host, consumer_uuid)
         chosen_hosts.append(placed.host)
-        fate = decision.fates[placed.node_uuid]
-        fate.result = "chosen"
+        decision.fates[placed.node_uuid].result = "chosen"  # recorded by _claim_first
         result.placed.append(
             Placed(consumer_uuid, placed.host, placed.node, placed.node_uuid, placed.availability_zone)
         )
@@ -289,7 +286,7 @@ def _place_once(
         engine.refilter(decision, spec, placed)
         decision.ordered = decision.ordered[: reuse.HOSTS_KEPT]
         # The explanation of a boot keeps the best alternates only: their weights as they are now.
-        engine.record_weights(decision, first=engine.ALTERNATES_KEPT + settings.HOST_SUBSET_SIZE + 1)
+        engine.record_weights(decision, first=engine.fates_kept())
         decided_at = kept.decided_at if kept is not None else time.monotonic()
         reuse.keep(reuse.key_for(spec, decision.query.query_string()), reuse.Kept(decision, decided_at))
     return result
@@ -371,11 +368,11 @@ def _claim_first(
             if admission is not None:
                 admission.withdraw(consumer_uuid)
             raise Unavailable(f"Claiming resources is not possible now: {failed}") from failed
+        fate = decision.fate_of(weighed)
         if claimed:
             return host
         if admission is not None:
             admission.withdraw(consumer_uuid)
-        fate = decision.fates[host.node_uuid]
         fate.reason += (
             "; its claim lost a race for the last room (placement answered 409, or a pool's last address "
             "was taken), the next host was tried"
