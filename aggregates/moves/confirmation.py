@@ -166,7 +166,6 @@ def _complete_revert(caller: Caller, migration_pk: int) -> ServerMigration:
         action = actions.latest(server, actions.REVERT_RESIZE)
         running.record_readdress(action, server, migration.source_compute or "")
         actions.event_finish(action, actions.REVERT_RESIZE_EVENT, host=migration.dest_compute)
-        actions.event_start(action, actions.FINISH_REVERT_RESIZE_EVENT, host=migration.source_compute)
         actions.event_finish(action, actions.FINISH_REVERT_RESIZE_EVENT, host=migration.source_compute)
         notifications.record(caller, "instance.resize_revert.end", server, migration, request_id=caller.request_id)
     return migration

@@ -181,7 +181,6 @@ def finish(
             migration.save()
             action = _action_of(migration, server)
             actions.event_finish(action, states.CONDUCTOR_EVENT[kind])
-            actions.event_start(action, states.COMPUTE_EVENT[kind], host=target.host)
             actions.event_finish(action, states.COMPUTE_EVENT[kind], host=target.host)
             record_readdress(action, server, target.host)
             moved = True

@@ -111,8 +111,10 @@ def event_finish(
     traceback: str | None = None,
     details: str | None = None,
 ) -> None:
-    """Finish the event ``event`` of ``action`` (started now when it was not),
-    with ``result``; an error marks the action's message "Error", as Nova does."""
+    """Finish the event ``event`` of ``action`` with ``result``; an error
+    marks the action's message "Error", as Nova does. An event not started
+    is recorded started and finished now (a step Corral takes at once: a
+    compute host's part of a build or a move)."""
     if action is None:
         return
     now = timezone.now()

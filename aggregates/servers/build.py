@@ -22,7 +22,7 @@ from aggregates.images.models import Image
 from aggregates.scheduling import boot_request
 from aggregates.scheduling import services as scheduling
 from aggregates.servers import actions, notifications
-from aggregates.servers.models import InstanceActionEvent, Server
+from aggregates.servers.models import InstanceAction, InstanceActionEvent, Server
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +91,9 @@ def build_servers(reservation_id: str) -> dict[str, int]:
     servers = _claim_build(reservation_id)
     if not servers:
         return {"active": 0, "error": 0}
+    creates = {server.pk: actions.latest(server, actions.CREATE) for server in servers}
     for server in servers:
-        actions.event_start(actions.latest(server, actions.CREATE), actions.SCHEDULE_AND_BUILD)
+        actions.event_start(creates[server.pk], actions.SCHEDULE_AND_BUILD)
     first = servers[0]
     request = first.build_request or {}
     flavor = Flavor.objects.filter(flavorid=first.flavorid).first()
@@ -140,7 +141,7 @@ def build_servers(reservation_id: str) -> dict[str, int]:
                     scheduling.release_quietly(consumer_uuid)
                 placed = {}
             failed = set(uuids) - set(placed)
-    gone = _finish_build(servers, placed, failed, message, details, decision)
+    gone = _finish_build(servers, creates, placed, failed, message, details, decision)
     for consumer_uuid in gone:
         scheduling.release_quietly(consumer_uuid)
     return {"active": len(placed) - len(gone), "error": len(failed)}
@@ -148,14 +149,16 @@ def build_servers(reservation_id: str) -> dict[str, int]:
 
 def _finish_build(
     servers: list[Server],
+    creates: dict[int, InstanceAction | None],
     placed: dict[str, "scheduling.Placed"],
     failed: set[str],
     message: str,
     details: str,
     decision: Any,
 ) -> list[str]:
-    """Write the outcome in one transaction. Returns the placed servers that
-    were deleted meanwhile (their claims are to be released)."""
+    """Write the outcome in one transaction (``creates``: each server's
+    create action, by primary key). Returns the placed servers that were
+    deleted meanwhile (their claims are to be released)."""
     caller = Caller.system("corral-build")
     gone = []
     now = timezone.now()
@@ -178,9 +181,8 @@ def _finish_build(
                 server.launched_at = server.updated_at = now
                 server.decision = decision
                 server.save()
-                action = actions.latest(server, actions.CREATE)
+                action = creates.get(server.pk)
                 actions.event_finish(action, actions.SCHEDULE_AND_BUILD)
-                actions.event_start(action, actions.BUILD_AND_RUN, host=where.host)
                 actions.event_finish(action, actions.BUILD_AND_RUN, host=where.host)
                 notifications.record(caller, "instance.create.end", server)
             elif server_uuid in failed and still_building:
@@ -191,7 +193,7 @@ def _finish_build(
                 server.updated_at = now
                 server.save()
                 actions.event_finish(
-                    actions.latest(server, actions.CREATE),
+                    creates.get(server.pk),
                     actions.SCHEDULE_AND_BUILD,
                     InstanceActionEvent.ERROR,
                     details=message,
