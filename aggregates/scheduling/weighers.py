@@ -168,6 +168,7 @@ def weigh_hosts(
     weighed = [WeighedHost(host, 0.0, {}) for host in hosts]
     if len(weighed) <= 1:
         return weighed
+    overridden = _keys_set(hosts)
     for weigher in WEIGHERS if weighers is None else weighers:
         if not weigher.applies(spec):
             continue
@@ -175,9 +176,19 @@ def weigh_hosts(
         if weigher.minval is not None:
             raws = [max(raw, weigher.minval) for raw in raws]
         default = weigher.default_multiplier()
+        by_host = weigher.key in overridden
+        name = weigher.name
         for entry, normalized in zip(weighed, normalize(raws, weigher.minval), strict=True):
+            multiplier = weigher.multiplier(entry.host, default) if by_host else default
             # "+ 0.0" turns -0.0 (a negative multiplier times 0) into 0.0.
-            score = weigher.multiplier(entry.host, default) * normalized + 0.0
-            entry.weights[weigher.name] = score
+            score = multiplier * normalized + 0.0
+            entry.weights[name] = score
             entry.weight += score
     return sorted(weighed, key=lambda entry: entry.weight, reverse=True)
+
+
+def _keys_set(hosts: Sequence[HostState]) -> set[str]:
+    """The metadata keys any aggregate of ``hosts`` sets (a weigher whose
+    key none sets has the setting's multiplier on every host)."""
+    aggregates = {id(aggregate): aggregate for host in hosts for aggregate in host.aggregates}
+    return {key for aggregate in aggregates.values() for key in aggregate.metadata}
