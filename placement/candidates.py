@@ -128,6 +128,10 @@ class Provider:
 class Candidates:
     allocation_requests: list[AllocationRequest]
     providers: dict[int, Provider]  # id -> Provider, for the trees of the allocation requests
+    # The ids of the resource classes and traits the providers have, by name
+    # (upstream lists them in provider summaries in id order).
+    class_ids: dict[str, int] = field(default_factory=dict)
+    trait_ids: dict[str, int] = field(default_factory=dict)
 
 
 # --- the search ------------------------------------------------------------------
@@ -146,6 +150,9 @@ class Search:
             )
         )
         self.providers: dict[int, Provider] = {}  # id -> Provider, from load_snapshot
+        # The ids of the classes and traits load_snapshot has read, by name.
+        self.class_ids: dict[str, int] = {}
+        self.trait_ids: dict[str, int] = {}
         # class id -> [(provider id, root id, free, min_unit, max_unit, step_size)]
         self.inventory: defaultdict[int, list[tuple[int, int, int, int, int, int]]] = defaultdict(list)
         self._capacity: dict[tuple[int, int], Roots] = {}
@@ -202,6 +209,7 @@ class Search:
 
         inv_clause, inv_params = rows_clause("inv.resource_provider_id", scope) if scope is not None else ("", [])
         class_names = dict(ResourceClass.objects.values_list("id", "name"))
+        self.class_ids.update((name, class_id) for class_id, name in class_names.items())
         inventory = self.inventory
         providers = self.providers
         for pid, class_id, total, reserved, ratio, min_unit, max_unit, step, used in _query(
@@ -222,6 +230,7 @@ class Search:
             f"SELECT resource_provider_id, trait_id FROM {RP_TRAIT} WHERE 1=1{trait_clause}", trait_params
         )
         names = dict(Trait.objects.filter(id__in={t for _p, t in trait_rows}).values_list("id", "name"))
+        self.trait_ids.update((name, trait_id) for trait_id, name in names.items())
         for pid, trait_id in trait_rows:
             provider = providers.get(pid)
             if provider is not None:
@@ -740,7 +749,7 @@ def _with_providers(search: Search, requests: list[AllocationRequest], nested_aw
         providers = {pid: p for pid, p in search.providers.items() if pid in used}
     else:
         providers = {pid: p for pid, p in search.providers.items() if p.root_id in used_roots}
-    return Candidates(requests, providers)
+    return Candidates(requests, providers, search.class_ids, search.trait_ids)
 
 
 def _one_provider_per_tree(search: Search, request: AllocationRequest) -> bool:
@@ -967,17 +976,3 @@ def _ancestors(by_uuid: Mapping[str, Provider], providers: Mapping[int, Provider
         provider = providers[provider.parent_id]
         found.add(provider.uuid)
     return found
-
-
-def database_order(providers: Iterable[Provider]) -> tuple[dict[str, int], dict[str, int]]:
-    """({class name: id}, {trait name: id}) for the resource classes and
-    traits of ``providers``: upstream lists them in provider summaries in
-    database (id) order, not alphabetically."""
-    class_names: set[str] = set()
-    trait_names: set[str] = set()
-    for provider in providers:
-        class_names.update(provider.resources)
-        trait_names.update(provider.traits)
-    class_ids = dict(ResourceClass.objects.filter(name__in=class_names).values_list("name", "id"))
-    trait_ids = dict(Trait.objects.filter(name__in=trait_names).values_list("name", "id"))
-    return class_ids, trait_ids

@@ -8,7 +8,7 @@ from typing import Any
 from django.http import HttpResponse
 
 from placement import errors
-from placement.candidates import AllocationRequest, Provider, database_order, find_candidates
+from placement.candidates import AllocationRequest, Candidates, Provider, find_candidates
 
 from . import queryparams, schemas
 from .base import PlacementRequest, authorize, handler, json_response, validate_query
@@ -67,13 +67,13 @@ def _allocation_requests(
 
 
 def _provider_summaries(
-    version: tuple[int, int], providers: Mapping[int, Provider], requested_classes: set[str]
+    version: tuple[int, int], found: Candidates, requested_classes: set[str]
 ) -> dict[str, dict[str, Any]]:
     every_class = version >= (1, 27)
     with_traits = version >= (1, 17)
     with_tree = version >= (1, 29)
     summaries: dict[str, dict[str, Any]] = {}
-    class_ids, trait_ids = database_order(providers.values())
+    providers, class_ids, trait_ids = found.providers, found.class_ids, found.trait_ids
     # Providers share a few sets of classes and of traits: each set's
     # database order is worked out once (keyed by the names as they come).
     class_order: dict[tuple[str, ...], list[str]] = {}
@@ -142,6 +142,6 @@ def _candidates_response(
     version = request.version
     data = {
         "allocation_requests": _allocation_requests(version, found.allocation_requests, found.providers),
-        "provider_summaries": _provider_summaries(version, found.providers, requested_classes),
+        "provider_summaries": _provider_summaries(version, found, requested_classes),
     }
     return json_response(request, data)
