@@ -395,6 +395,11 @@ _HOST_HV_TYPES: Mapping[str, frozenset[str]] = {
 _HOST_VM_MODES: Mapping[str, frozenset[str]] = {"lxc": frozenset({"exe"}), "uml": frozenset({"uml"})}
 
 
+# The image properties ImagePropertiesFilter reads, under their standard and older names.
+_HOST_SUPPORT = frozenset({"hw_architecture", "img_hv_type", "hw_vm_mode", "img_hv_requested_version"})
+_HOST_SUPPORT_PROPERTIES = _HOST_SUPPORT | {old for old, new in LEGACY_IMAGE_PROPERTIES.items() if new in _HOST_SUPPORT}
+
+
 class ImagePropertiesFilter(HostFilter):
     """The image's architecture (``hw_architecture``), virtualization type
     (``img_hv_type``), VM mode (``hw_vm_mode``) and requested hypervisor
@@ -408,8 +413,8 @@ class ImagePropertiesFilter(HostFilter):
     run_on_rebuild = True
 
     def host_passes(self, host: HostState, spec: RequestSpec) -> str | None:
-        if spec.image is None:
-            return None
+        if spec.image is None or _HOST_SUPPORT_PROPERTIES.isdisjoint(spec.image.properties):
+            return None  # an image setting none of them fits every host
         props = image_properties(spec.image)
         hypervisor = host.hypervisor_type.lower()
         offered = {
