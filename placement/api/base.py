@@ -332,9 +332,12 @@ def encode_json(data: Any) -> bytes:
     """``data`` (plain trees: dicts, lists, strings, numbers) as JSON text.
     orjson writes a large body (10,000 allocation candidates, several MB)
     in a tenth of the standard library's time; what it cannot write
-    (integers beyond 64 bits) the standard library does."""
+    (integers beyond 64 bits, keys that are not strings: no body of
+    placement's has any, and orjson checks every key's type when asked to
+    accept them, 0.70 against 0.29 ms for 1,000 candidates) the standard
+    library does."""
     try:
-        return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)
+        return orjson.dumps(data)
     except orjson.JSONEncodeError:
         return json.dumps(data, check_circular=False).encode()
 
