@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
 from django.conf import settings
-from django.db.models import BooleanField, Case, Count, Value, When
+from django.db.models import BooleanField, Case, OuterRef, Value, When
 from django.db.models.fields.json import KT
 
 from aggregates.host_aggregates.models import Aggregate, AggregateHost, AggregateMetadata
@@ -26,7 +26,7 @@ from aggregates.scheduling import prefilters
 from aggregates.scheduling.host_state import AggregateInfo, HostState
 from aggregates.scheduling.request import RequestSpec
 from aggregates.scheduling.weighers import WeighedHost, weigh_hosts
-from aggregates.servers.models import Server
+from aggregates.servers.models import live_servers_on
 from aggregates.sql import among
 
 log = logging.getLogger("aggregates.scheduling")
@@ -130,9 +130,9 @@ def load_aggregates() -> dict[int, AggregateInfo]:
 def load_hosts(aggregates: dict[int, AggregateInfo], node_uuids: set[str] | None = None) -> list[HostState]:
     """A HostState for every compute node (or those of ``node_uuids``), in
     registration order; placement's figures replace the stored resources of
-    candidates. Read with plain values in three queries (nodes with their
-    service's state and CPU architecture; aggregate memberships; server
-    counts): this runs for every boot."""
+    candidates. Read with plain values in two queries (nodes with their
+    service's state, CPU architecture and servers; aggregate memberships):
+    this runs for every boot."""
     nodes = ComputeNode.objects.order_by("id")
     if node_uuids is not None:
         nodes = nodes.filter(among(ComputeNode, "uuid", node_uuids))
@@ -140,6 +140,8 @@ def load_hosts(aggregates: dict[int, AggregateInfo], node_uuids: set[str] | None
         nodes.annotate(
             arch=KT("cpu_info__arch"),
             up=Case(When(up_q(via="service__"), then=Value(True)), default=Value(False), output_field=BooleanField()),
+            servers=live_servers_on(OuterRef("uuid")),
+            busy=live_servers_on(OuterRef("uuid"), busy=True),
         ).values_list(
             "uuid",
             "host",
@@ -153,6 +155,8 @@ def load_hosts(aggregates: dict[int, AggregateInfo], node_uuids: set[str] | None
             "vcpus",
             "memory_mb",
             "local_gb",
+            "servers",
+            "busy",
         )
     )
     by_host: dict[str, list[AggregateInfo]] = defaultdict(list)
@@ -161,22 +165,12 @@ def load_hosts(aggregates: dict[int, AggregateInfo], node_uuids: set[str] | None
         memberships = memberships.filter(among(AggregateHost, "host", {row[1] for row in rows}))
     for host, aggregate_id in memberships:
         by_host[host].append(aggregates[aggregate_id])
-    servers = Server.objects.filter(deleted_at__isnull=True, node_uuid__isnull=False)
-    if node_uuids is not None:
-        servers = servers.filter(among(Server, "node_uuid", node_uuids))
-    counts = {
-        node_uuid: (n, io)
-        for node_uuid, n, io in servers.values("node_uuid")
-        .annotate(n=Count("*"), io=Count("task_state"))  # from the index server_live_on_node alone
-        .values_list("node_uuid", "n", "io")
-    }
     default_zone = settings.DEFAULT_AVAILABILITY_ZONE
     hosts = []
-    for uuid, host, node, disabled, reason, up, hv_type, hv_version, arch, vcpus, memory_mb, local_gb in rows:
+    for uuid, host, node, disabled, reason, up, hv_type, hv_version, arch, vcpus, memory_mb, local_gb, n, io in rows:
         node_uuid = str(uuid)
         in_aggregates = by_host.get(host, [])
         zone = next((a.metadata["availability_zone"] for a in in_aggregates if "availability_zone" in a.metadata), "")
-        n, io = counts.get(node_uuid, (0, 0))
         hosts.append(
             HostState(
                 host=host,
