@@ -195,3 +195,38 @@ def test_a_servers_decision_is_read_by_the_server_id(cloud, admin_api, member_ap
     assert fault(admin_api.get(f"/os-scheduler-explain/servers/{server_id}"), 404, "itemNotFound") == (
         f"Server {server_id} has no scheduling decision."
     )
+
+
+def test_a_boots_decision_keeps_the_chosen_host_and_its_best_alternates(cloud, admin_api, monkeypatch):
+    """A boot's stored decision keeps the host chosen and the ten best other
+    hosts that passed, in weight order, each with its weights; hosts whose
+    claim lost a race (placement's 409) say so, and the host finally chosen
+    is the one tried after them, however far down the order."""
+    from aggregates.scheduling import services
+    from aggregates.servers.models import Server
+
+    cloud.hosts(*[f"w{n:02d}" for n in range(20)])
+    flavor, image = cloud.flavor("small"), cloud.image()
+    tried: list[str] = []
+    real_claim = services._claim
+
+    def the_first_fourteen_conflict(placement, spec, consumer_uuid, allocation):
+        tried.append(next(iter(allocation["allocations"])))
+        return False if len(tried) <= 14 else real_claim(placement, spec, consumer_uuid, allocation)
+
+    monkeypatch.setattr(services, "_claim", the_first_fourteen_conflict)
+    body = {"server": {"name": "vm1", "imageRef": str(image.id), "flavorRef": flavor.flavorid, "networks": "none"}}
+    server_id = admin_api.post("/servers", body, version="2.37").json()["server"]["id"]
+    server = Server.objects.get(uuid=server_id)
+    assert server.vm_state == Server.ACTIVE, server.fault
+    assert len(tried) == 15 and len(set(tried)) == 15  # a host each, in pick order
+
+    explanation = admin_api.get(f"/os-scheduler-explain/servers/{server_id}").json()["explanation"]
+    rows = explanation["hosts"]
+    assert explanation["chosen"] == [server.host]
+    assert [row["result"] for row in rows] == ["chosen"] + ["passed"] * 10
+    assert rows[0]["host"] == server.host and rows[0]["weights"]
+    alternates = rows[1:]
+    assert all(row["weights"] and row["weight"] is not None for row in alternates)
+    assert [row["weight"] for row in alternates] == sorted((row["weight"] for row in alternates), reverse=True)
+    assert all("lost a race" in row["reason"] for row in alternates)  # the ten best were all tried and lost
