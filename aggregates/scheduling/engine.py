@@ -22,7 +22,7 @@ from aggregates.host_aggregates.models import Aggregate, AggregateHost, Aggregat
 from aggregates.hosts.models import ComputeNode, image_types_of, up_q
 from aggregates.placement_client import PlacementClient
 from aggregates.scheduling import filters as host_filters
-from aggregates.scheduling import prefilters
+from aggregates.scheduling import metadata, prefilters
 from aggregates.scheduling.host_state import AggregateInfo, HostState
 from aggregates.scheduling.request import RequestSpec
 from aggregates.scheduling.weighers import WeighedHost, weigh_hosts
@@ -118,11 +118,11 @@ class Decision:
 
 def load_aggregates() -> dict[int, AggregateInfo]:
     """Every aggregate with its metadata, by primary key."""
-    metadata: dict[int, dict[str, str]] = defaultdict(dict)
+    metadata_of: dict[int, dict[str, str]] = defaultdict(dict)
     for aggregate_id, key, value in AggregateMetadata.objects.values_list("aggregate_id", "key", "value"):
-        metadata[aggregate_id][key] = value
+        metadata_of[aggregate_id][key] = value
     return {
-        pk: AggregateInfo(uuid=str(uuid), name=name, metadata=metadata.get(pk, {}))
+        pk: AggregateInfo(uuid=str(uuid), name=name, metadata=metadata_of.get(pk, {}))
         for pk, uuid, name in Aggregate.objects.values_list("id", "uuid", "name")
     }
 
@@ -305,8 +305,7 @@ def run_filters(
 
 def _ratio_notes(hosts: list[HostState]) -> list[str]:
     seen: dict[str, list[str]] = {}
-    # Each aggregate once (hosts share them: 3,000 memberships, 200 aggregates).
-    for aggregate in {id(a): a for host in hosts for a in host.aggregates}.values():
+    for aggregate in metadata.aggregates_of(hosts):
         keys = [key for key in IGNORED_RATIO_KEYS if key in aggregate.metadata]
         if keys:
             seen[aggregate.name] = keys

@@ -168,7 +168,9 @@ def weigh_hosts(
     weighed = [WeighedHost(host, 0.0, {}) for host in hosts]
     if len(weighed) <= 1:
         return weighed
-    overridden = _keys_set(hosts)
+    # The keys the hosts' aggregates set: a weigher whose key none sets has
+    # the setting's multiplier on every host.
+    overridden = {key for aggregate in metadata.aggregates_of(hosts) for key in aggregate.metadata}
     for weigher in WEIGHERS if weighers is None else weighers:
         if not weigher.applies(spec):
             continue
@@ -185,10 +187,3 @@ def weigh_hosts(
             entry.weights[name] = score
             entry.weight += score
     return sorted(weighed, key=lambda entry: entry.weight, reverse=True)
-
-
-def _keys_set(hosts: Sequence[HostState]) -> set[str]:
-    """The metadata keys any aggregate of ``hosts`` sets (a weigher whose
-    key none sets has the setting's multiplier on every host)."""
-    aggregates = {id(aggregate): aggregate for host in hosts for aggregate in host.aggregates}
-    return {key for aggregate in aggregates.values() for key in aggregate.metadata}
