@@ -5,6 +5,7 @@ from typing import Any
 from django.http import HttpResponse
 
 from placement.services import aggregates as service
+from placement.services import provider_reads
 from placement.services import providers as provider_service
 
 from . import schemas
@@ -23,7 +24,7 @@ def _aggregates(request: PlacementRequest, generation: int, aggregate_uuids: lis
 @handler(since=(1, 1), returns_json=True)
 def get_aggregates(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:aggregates:list")
-    return _aggregates(request, *service.aggregates_of(uuid))
+    return _aggregates(request, *provider_reads.aggregates_of(uuid))
 
 
 @handler(since=(1, 1), takes_json=True)

@@ -10,7 +10,7 @@ from django.http import HttpResponse
 
 from placement import errors
 from placement.services import allocations as service
-from placement.services import providers as provider_service
+from placement.services import provider_reads
 
 from . import schemas
 from .base import PlacementRequest, authorize, empty_response, handler, is_uuid_like, json_body, json_response, latest
@@ -93,18 +93,18 @@ def list_for_consumer(request: PlacementRequest, consumer_uuid: str) -> HttpResp
 def list_for_provider(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:allocations:list")
     try:
-        provider = provider_service.get_provider(uuid)
+        read = provider_reads.allocations_of(uuid)
     except errors.NotFound as exc:
         raise errors.NotFound(f"Resource provider '{uuid}' not found: {exc.detail}") from None
-    allocations = service.provider_allocations(provider)
+    with_generations = request.version >= (1, 28)
     by_consumer: defaultdict[str, dict[str, Any]] = defaultdict(lambda: {"resources": {}})
-    for allocation in allocations:
-        entry = by_consumer[allocation.consumer.uuid]
-        entry["resources"][allocation.resource_class.name] = allocation.used
-        if request.version >= (1, 28):
-            entry["consumer_generation"] = allocation.consumer.generation
-    data = {"allocations": dict(by_consumer), "resource_provider_generation": provider.generation}
-    return json_response(request, data, last_modified=latest(allocations))
+    for consumer, consumer_generation, class_name, used in read.rows:
+        entry = by_consumer[consumer]
+        entry["resources"][class_name] = used
+        if with_generations:
+            entry["consumer_generation"] = consumer_generation
+    data = {"allocations": dict(by_consumer), "resource_provider_generation": read.generation}
+    return json_response(request, data, last_modified=read.last_modified)
 
 
 @handler(takes_json=True)

@@ -1,6 +1,8 @@
 """/resource_providers/{uuid}/inventories[/{resource_class}]."""
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 from django.http import HttpResponse
@@ -8,6 +10,7 @@ from django.http import HttpResponse
 from placement import errors
 from placement.models import MAX_INT, Inventory, ResourceProvider
 from placement.services import inventories as service
+from placement.services import provider_reads
 from placement.services import providers as provider_service
 
 from . import schemas
@@ -48,18 +51,28 @@ def _one(
 
 
 def _all(request: PlacementRequest, provider: ResourceProvider, inventories: Sequence[Inventory]) -> HttpResponse:
-    data = {
-        "resource_provider_generation": provider.generation,
-        "inventories": {inv.resource_class.name: _serialize(inv) for inv in inventories},
-    }
-    return json_response(request, data, last_modified=latest(inventories))
+    by_class = {inv.resource_class.name: _serialize(inv) for inv in inventories}
+    return _listed(request, provider.generation, by_class, latest(inventories))
+
+
+def _listed(
+    request: PlacementRequest, generation: int, by_class: dict[str, dict[str, Any]], last_modified: datetime | None
+) -> HttpResponse:
+    data = {"resource_provider_generation": generation, "inventories": by_class}
+    return json_response(request, data, last_modified=last_modified)
+
+
+@contextmanager
+def _provider_named(uuid: str) -> Iterator[None]:
+    try:
+        yield
+    except errors.NotFound as exc:
+        raise errors.NotFound(f"No resource provider with uuid {uuid} found : {exc.detail}") from None
 
 
 def _provider(uuid: str) -> ResourceProvider:
-    try:
+    with _provider_named(uuid):
         return provider_service.get_provider(uuid)
-    except errors.NotFound as exc:
-        raise errors.NotFound(f"No resource provider with uuid {uuid} found : {exc.detail}") from None
 
 
 def _reserved_may_equal_total(request: PlacementRequest) -> bool:
@@ -69,8 +82,9 @@ def _reserved_may_equal_total(request: PlacementRequest) -> bool:
 @handler(returns_json=True)
 def get_inventories(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:inventories:list")
-    provider = _provider(uuid)
-    return _all(request, provider, service.provider_inventories(provider))
+    with _provider_named(uuid):
+        read, by_class = provider_reads.inventories_of(uuid)
+    return _listed(request, read.generation, by_class, read.last_modified)
 
 
 @handler(returns_json=True)

@@ -1,14 +1,15 @@
 """/traits and /resource_providers/{uuid}/traits (1.6+)."""
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from django.http import HttpResponse
 
 from placement import errors
 from placement.models import ResourceProvider, Trait
+from placement.services import provider_reads
 from placement.services import provider_traits as provider_trait_service
-from placement.services import providers as provider_service
 from placement.services import traits as service
 
 from . import schemas
@@ -87,18 +88,24 @@ def delete_trait(request: PlacementRequest, name: str) -> HttpResponse:
 
 
 def _provider_traits(request: PlacementRequest, provider: ResourceProvider, traits: Sequence[Trait]) -> HttpResponse:
-    data: dict[str, Any] = {"traits": [t.name for t in traits], "resource_provider_generation": provider.generation}
-    return json_response(request, data, last_modified=latest(traits))
+    return _traits_listed(request, provider.generation, [t.name for t in traits], latest(traits))
+
+
+def _traits_listed(
+    request: PlacementRequest, generation: int, names: list[str], last_modified: datetime | None
+) -> HttpResponse:
+    data: dict[str, Any] = {"traits": names, "resource_provider_generation": generation}
+    return json_response(request, data, last_modified=last_modified)
 
 
 @handler(since=(1, 6), returns_json=True)
 def list_provider_traits(request: PlacementRequest, uuid: str) -> HttpResponse:
     authorize(request, "placement:resource_providers:traits:list")
     try:
-        provider = provider_service.get_provider(uuid)
+        read, names = provider_reads.traits_of(uuid)
     except errors.NotFound as exc:
         raise errors.NotFound(f"No resource provider with uuid {uuid} found: {exc.detail}") from None
-    return _provider_traits(request, provider, provider_trait_service.provider_traits(provider))
+    return _traits_listed(request, read.generation, names, read.last_modified)
 
 
 @handler(since=(1, 6), takes_json=True)

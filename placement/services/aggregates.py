@@ -2,7 +2,7 @@
 
 Replacing them locks the provider; from microversion 1.19 the client's
 generation is compared and bumped, as upstream does. A read is one
-statement, a replacement three or four (the provider's row locked, and
+statement (``provider_reads``), a replacement three or four (the provider's row locked, and
 bumped when the client sent a generation; the links and the aggregates
 named; the links removed and/or added). On PostgreSQL, a replacement with a
 generation whose aggregates all exist is two statements sent at once
@@ -16,41 +16,14 @@ from collections.abc import Iterable
 
 from django.db import connection, transaction
 
-from placement import errors
 from placement.models import PlacementAggregate, ResourceProvider, ResourceProviderAggregate
 
 from . import one_flush
 from .providers import STORABLE_GENERATIONS, compare_and_bump, compare_and_bump_statement, lock_provider
 
 
-def provider_aggregates(provider: ResourceProvider) -> list[str]:
-    """The uuids of the provider's aggregates."""
-    return list(
-        PlacementAggregate.objects.filter(resourceprovideraggregate__resource_provider=provider)
-        .order_by("id")
-        .values_list("uuid", flat=True)
-    )
-
-
 def _table(model: type[PlacementAggregate | ResourceProvider | ResourceProviderAggregate]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
-
-
-def aggregates_of(uuid: str) -> tuple[int, list[str]]:
-    """(generation, uuids of its aggregates) of the provider ``uuid``, in one
-    statement; NotFound if there is no such provider."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT rp.generation, a.uuid FROM {_table(ResourceProvider)} rp "
-            f"LEFT JOIN {_table(ResourceProviderAggregate)} link ON link.resource_provider_id = rp.id "
-            f"LEFT JOIN {_table(PlacementAggregate)} a ON a.id = link.aggregate_id "
-            "WHERE rp.uuid = %s ORDER BY a.id",
-            [uuid],
-        )
-        rows = cursor.fetchall()
-    if not rows:
-        raise errors.NotFound(f"No resource provider with uuid {uuid} found")
-    return rows[0][0], [aggregate for _generation, aggregate in rows if aggregate is not None]
 
 
 def set_provider_aggregates(

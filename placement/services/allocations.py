@@ -77,15 +77,6 @@ def consumer_allocations(consumer_uuid: str) -> tuple[Consumer | None, list[Allo
     return (allocations[0].consumer if allocations else None), allocations
 
 
-def provider_allocations(provider: ResourceProvider) -> list[Allocation]:
-    """In upstream's order: its (provider, class, used) index's."""
-    return list(
-        Allocation.objects.filter(resource_provider=provider)
-        .select_related("resource_class", "consumer")
-        .order_by("resource_class_id", "used", "id")
-    )
-
-
 def provider_usages(provider: ResourceProvider) -> dict[str, int]:
     """{class name: used} for every class the provider has inventory of, in
     class id order (upstream's order on its (provider, class) index)."""

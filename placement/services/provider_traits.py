@@ -14,11 +14,6 @@ from placement.models import ResourceProvider, ResourceProviderTrait, Trait
 from .providers import bump_generation, lock_provider
 
 
-def provider_traits(provider: ResourceProvider) -> list[Trait]:
-    """The provider's traits in database (id) order, as upstream lists them."""
-    return list(Trait.objects.filter(resourceprovidertrait__resource_provider=provider).order_by("id"))
-
-
 def set_provider_traits(
     uuid: str, generation: int | None, names: Collection[str]
 ) -> tuple[ResourceProvider, list[Trait]]:

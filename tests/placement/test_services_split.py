@@ -8,7 +8,7 @@ import pytest
 
 from placement import candidates, errors
 from placement.models import ResourceProvider
-from placement.services import aggregates, inventories, provider_traits, providers, traits
+from placement.services import aggregates, inventories, provider_reads, provider_traits, providers, traits
 
 VCPU = {"total": 8, "reserved": 0, "min_unit": 1, "max_unit": 8, "step_size": 1, "allocation_ratio": 1.0}
 
@@ -45,7 +45,7 @@ def test_aggregate_writes_bump_the_generation_only_when_given_one(rp):
     assert generation(rp) == 0
     aggregates.set_provider_aggregates(rp.uuid, [first, second], generation=0)
     assert generation(rp) == 1
-    assert sorted(aggregates.provider_aggregates(rp)) == sorted([first, second])
+    assert sorted(provider_reads.aggregates_of(rp.uuid)[1]) == sorted([first, second])
     assert providers.providers_in_aggregates([{second}]) == {rp.id}
     with pytest.raises(errors.Conflict):
         aggregates.set_provider_aggregates(rp.uuid, [], generation=0)
@@ -55,11 +55,11 @@ def test_trait_writes_bump_the_generation_and_refuse_unknown_traits(rp):
     traits.ensure_trait("CUSTOM_GOLD")
     provider_traits.set_provider_traits(rp.uuid, 0, ["CUSTOM_GOLD"])
     assert generation(rp) == 1
-    assert [t.name for t in provider_traits.provider_traits(rp)] == ["CUSTOM_GOLD"]
+    assert provider_reads.traits_of(rp.uuid)[1] == ["CUSTOM_GOLD"]
     with pytest.raises(errors.Invalid, match="No such trait CUSTOM_NOPE"):
         provider_traits.set_provider_traits(rp.uuid, 1, ["CUSTOM_NOPE"])
     provider_traits.delete_provider_traits(rp.uuid)
-    assert generation(rp) == 2 and provider_traits.provider_traits(rp) == []
+    assert generation(rp) == 2 and provider_reads.traits_of(rp.uuid)[1] == []
 
 
 def test_writes_to_an_unknown_provider_are_404(db):
