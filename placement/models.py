@@ -9,14 +9,21 @@ of their own for their allocations (microversion 1.28).
 """
 
 from datetime import datetime
+from functools import cache
 
-from django.db import models
+from django.db import connection, models
 
 # Largest value an inventory field may hold (upstream's MAX_INT).
 MAX_INT = 0x7FFFFFFF
 # Custom resource classes get ids from here on; below it are the standard ones,
 # numbered by their position in os_resource_classes.STANDARDS.
 MIN_CUSTOM_RESOURCE_CLASS_ID = 10000
+
+
+@cache
+def quoted_table(model: type[models.Model]) -> str:
+    """The model's table as the SQL written by hand in placement's services names it."""
+    return connection.ops.quote_name(model._meta.db_table)
 
 
 class Timestamped(models.Model):

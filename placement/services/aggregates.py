@@ -17,13 +17,10 @@ from collections.abc import Iterable
 from django.db import connection, transaction
 
 from placement.models import PlacementAggregate, ResourceProvider, ResourceProviderAggregate
+from placement.models import quoted_table as _table
 
 from . import one_flush
 from .providers import STORABLE_GENERATIONS, compare_and_bump, compare_and_bump_statement, lock_provider
-
-
-def _table(model: type[PlacementAggregate | ResourceProvider | ResourceProviderAggregate]) -> str:
-    return connection.ops.quote_name(model._meta.db_table)
 
 
 def set_provider_aggregates(

@@ -36,6 +36,7 @@ from placement.models import (
     ResourceProviderTrait,
     User,
 )
+from placement.models import quoted_table as _table
 from placement.standards import STANDARD_CLASS_IDS
 
 from . import one_flush
@@ -150,10 +151,6 @@ def usages_by_consumer_type(
 
 def _q(name: str) -> str:
     return connection.ops.quote_name(name)
-
-
-def _table(model: type[Model]) -> str:
-    return _q(model._meta.db_table)
 
 
 def _marks(values: Collection[object]) -> str:

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
 from typing import Any
 
-from django.db import connection, models
+from django.db import connection
 from django.utils import timezone
 
 from placement import errors
@@ -29,6 +28,7 @@ from placement.models import (
     ResourceProviderAggregate,
     ResourceProviderTrait,
     Trait,
+    quoted_table,
 )
 
 from .inventories import INVENTORY_FIELDS
@@ -41,11 +41,6 @@ class ProviderRows:
     generation: int
     rows: list[tuple[Any, ...]]
     last_modified: datetime | None
-
-
-@cache
-def _table(model: type[models.Model]) -> str:
-    return connection.ops.quote_name(model._meta.db_table)
 
 
 def _stored_time(value: datetime | None) -> datetime | None:
@@ -65,7 +60,7 @@ def _read(uuid: str, columns: Sequence[str], joins: str, order: str, changed: st
         selected += [f"{changed}.updated_at", f"{changed}.created_at"]  # each its own column: SQLite types them
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {', '.join(selected)} FROM {_table(ResourceProvider)} rp {joins} "
+            f"SELECT {', '.join(selected)} FROM {quoted_table(ResourceProvider)} rp {joins} "
             f"WHERE rp.uuid = %s ORDER BY {order}",
             [uuid],
         )
@@ -85,8 +80,8 @@ def aggregates_of(uuid: str) -> tuple[int, list[str]]:
     read = _read(
         uuid,
         ["a.uuid"],
-        f"LEFT JOIN {_table(ResourceProviderAggregate)} link ON link.resource_provider_id = rp.id "
-        f"LEFT JOIN {_table(PlacementAggregate)} a ON a.id = link.aggregate_id",
+        f"LEFT JOIN {quoted_table(ResourceProviderAggregate)} link ON link.resource_provider_id = rp.id "
+        f"LEFT JOIN {quoted_table(PlacementAggregate)} a ON a.id = link.aggregate_id",
         "a.id",
     )
     return read.generation, [uuid for (uuid,) in read.rows]
@@ -97,8 +92,8 @@ def inventories_of(uuid: str) -> tuple[ProviderRows, dict[str, dict[str, Any]]]:
     read = _read(
         uuid,
         ["rc.name", *(f"inv.{name}" for name in INVENTORY_FIELDS)],
-        f"LEFT JOIN {_table(Inventory)} inv ON inv.resource_provider_id = rp.id "
-        f"LEFT JOIN {_table(ResourceClass)} rc ON rc.id = inv.resource_class_id",
+        f"LEFT JOIN {quoted_table(Inventory)} inv ON inv.resource_provider_id = rp.id "
+        f"LEFT JOIN {quoted_table(ResourceClass)} rc ON rc.id = inv.resource_class_id",
         "inv.resource_class_id",
         changed="inv",
     )
@@ -111,9 +106,9 @@ def allocations_of(uuid: str) -> ProviderRows:
     return _read(
         uuid,
         ["c.uuid", "c.generation", "rc.name", "a.used"],
-        f"LEFT JOIN {_table(Allocation)} a ON a.resource_provider_id = rp.id "
-        f"LEFT JOIN {_table(Consumer)} c ON c.id = a.consumer_id "
-        f"LEFT JOIN {_table(ResourceClass)} rc ON rc.id = a.resource_class_id",
+        f"LEFT JOIN {quoted_table(Allocation)} a ON a.resource_provider_id = rp.id "
+        f"LEFT JOIN {quoted_table(Consumer)} c ON c.id = a.consumer_id "
+        f"LEFT JOIN {quoted_table(ResourceClass)} rc ON rc.id = a.resource_class_id",
         "a.resource_class_id, a.used, a.id",
         changed="a",
     )
@@ -124,8 +119,8 @@ def traits_of(uuid: str) -> tuple[ProviderRows, list[str]]:
     read = _read(
         uuid,
         ["t.name"],
-        f"LEFT JOIN {_table(ResourceProviderTrait)} link ON link.resource_provider_id = rp.id "
-        f"LEFT JOIN {_table(Trait)} t ON t.id = link.trait_id",
+        f"LEFT JOIN {quoted_table(ResourceProviderTrait)} link ON link.resource_provider_id = rp.id "
+        f"LEFT JOIN {quoted_table(Trait)} t ON t.id = link.trait_id",
         "t.id",
         changed="t",
     )

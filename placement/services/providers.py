@@ -23,6 +23,7 @@ from placement.models import (
     ResourceProvider,
     ResourceProviderAggregate,
     ResourceProviderTrait,
+    quoted_table,
 )
 
 from . import resource_classes as rc_service
@@ -91,7 +92,7 @@ def compare_and_bump_statement(uuid: str, expected_generation: int) -> tuple[str
     """The one statement of ``compare_and_bump`` and its parameters: it
     returns (id, new generation), or no row when the generation is stale or
     the provider unknown."""
-    table = connection.ops.quote_name(ResourceProvider._meta.db_table)
+    table = quoted_table(ResourceProvider)
     return (
         f"UPDATE {table} SET generation = generation + 1, updated_at = %s "
         "WHERE uuid = %s AND generation = %s RETURNING id, generation",
