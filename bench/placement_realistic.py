@@ -36,6 +36,17 @@ Sides (--sides): ``upstream``, ``corral`` (this tree) or ``corral@PATH``
 against new code on identical data). More than two sides run in turn
 (A, B, C, A, B, C...) and are compared with the first.
 
+Each side runs under 2 gunicorn sync workers (one request at a time each,
+every connection closed after its answer: upstream's reference deployment,
+processes without threads answering ``Connection: close``). A side named
+with ``+gthread`` (``corral+gthread``, ``upstream+gthread``) runs under
+the server settings Corral ships (config/gunicorn.conf.py): the same 2
+workers with 4 threads each, connections kept alive 5 s. With --reuse, such
+a side whose cloud was not built gets a copy of its sync twin's cloud
+(``corral``'s for ``corral+gthread``; on PostgreSQL ``CREATE DATABASE ...
+TEMPLATE``, on SQLite a copy of the file), so that both start from
+identical data.
+
 Output: a table per metric (p50 for queries, rates for writes) with the
 median of each side over rounds and each side over the first, plus
 everything in --json.
@@ -45,6 +56,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import statistics
 import subprocess
@@ -73,10 +85,17 @@ def load1():
     return round(os.getloadavg()[0], 2)
 
 
+# The server settings Corral ships (config/gunicorn.conf.py): threads in each
+# worker, connections kept alive; the command line's -b, -w and --timeout stay.
+GTHREAD = "+gthread"
+GTHREAD_ARGS = "--worker-class gthread --threads 4 --keep-alive 5"
+
+
 class Side:
-    def __init__(self, name, setup, start, port, workdir):
+    def __init__(self, name, setup, start, port, workdir, database, twin=None):
         self.name, self.setup_cmd, self.start_cmd, self.port = name, setup, start, port
-        self.workdir = workdir
+        self.workdir, self.database = workdir, database
+        self.twin = twin  # the side whose built cloud this one may copy (its sync twin)
         self.url = f"http://127.0.0.1:{port}"
         self.process = None
 
@@ -211,14 +230,41 @@ def realistic(side, args):
     return {"nested_nodes": len(nested), "servers_added": len(consumers), "seconds": round(time.monotonic() - started)}
 
 
-def analyze(side, args):
-    url_file = side.workdir / "database_url"
-    conf = side.workdir / "placement.conf"
+def database_url(workdir):
+    """The database a side's setup wrote down (Corral: database_url; upstream: placement.conf)."""
+    url_file = workdir / "database_url"
     if url_file.exists():
-        url = url_file.read_text().strip()
+        return url_file.read_text().strip()
+    conf = workdir / "placement.conf"
+    line = next(line for line in conf.read_text().splitlines() if line.startswith("connection"))
+    return line.split("=", 1)[1].strip().replace("postgresql+psycopg2", "postgres")
+
+
+def copy_cloud(twin, side):
+    """``side`` gets a copy of the cloud ``twin`` built: its work directory
+    (the database's name or file rewritten) and its database."""
+    if side.workdir.exists():
+        shutil.rmtree(side.workdir)
+    shutil.copytree(twin.workdir, side.workdir, ignore=shutil.ignore_patterns("server.log"))
+    old = database_url(twin.workdir)
+    if old.startswith("sqlite"):
+        old_name, new_name = str(twin.workdir), str(side.workdir)
     else:
-        line = next(line for line in conf.read_text().splitlines() if line.startswith("connection"))
-        url = line.split("=", 1)[1].strip().replace("postgresql+psycopg2", "postgres")
+        import psycopg
+
+        old_name, new_name = old.rsplit("/", 1)[1], side.database
+        admin = old.rsplit("/", 1)[0].replace("postgres://", "postgresql://") + "/postgres"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{new_name}"')
+            conn.execute(f'CREATE DATABASE "{new_name}" TEMPLATE "{old_name}"')
+    for name in ("database_url", "placement.conf"):
+        path = side.workdir / name
+        if path.exists():
+            path.write_text(path.read_text().replace(old_name, new_name))
+
+
+def analyze(side, args):
+    url = database_url(side.workdir)
     if url.startswith("sqlite"):
         import sqlite3
 
@@ -381,7 +427,10 @@ def main():
     parser.add_argument("--upstream-venv", default=str(ROOT.parent / "main/var/upstream-placement-venv"))
     parser.add_argument("--python", default=sys.executable, help="the Python of Corral's venv")
     parser.add_argument(
-        "--sides", default="upstream,corral", help="A,B[,C]: upstream, corral, corral@PATH (corral,corral: noise)"
+        "--sides",
+        default="upstream,corral",
+        help="A,B[,C]: upstream, corral, corral@PATH (corral,corral: noise); "
+        "+gthread after a side: under the server settings Corral ships (threads, keep-alive)",
     )
     parser.add_argument(
         "--reuse",
@@ -402,12 +451,15 @@ def main():
     args.workdir.mkdir(parents=True, exist_ok=True)
     names = args.sides.split(",")
     sides = []
+    by_spec = {}
     for index, spec in enumerate(names):
-        name, _, tree = spec.partition("@")
+        threaded = spec.endswith(GTHREAD)
+        name, _, tree = spec.removesuffix(GTHREAD).partition("@")
         root = Path(tree).resolve() if tree else ROOT
         label = f"{name}-{root.name}" if tree else name
         if names.count(spec) > 1:
             label = f"{name}{index}"
+        label += "-gthread" if threaded else ""
         workdir = args.workdir / label
         db = f"{args.pg_prefix}_{label}_{args.providers}".replace("-", "_").replace(".", "_")
         if name == "upstream":
@@ -420,12 +472,20 @@ def main():
             env = f"PYTHON={args.python} PYTHONPATH={root}"
             setup = f"{env} {root}/bench/corral_placement.sh setup {{workdir}} {url}"
             start = f"{env} {root}/bench/corral_placement.sh start {{workdir}} {{port}}"
-        sides.append(Side(label, setup, start, args.port_base + index, workdir))
+        if threaded:
+            start = f"GUNICORN_CMD_ARGS='{GTHREAD_ARGS}' {start}"
+        twin = by_spec.get(spec.removesuffix(GTHREAD))
+        side = Side(label, setup, start, args.port_base + index, workdir, db, twin=twin)
+        by_spec[spec] = side
+        sides.append(side)
     output = {"meta": {"providers": args.providers, "aggregates": args.aggregates, "db": args.db, "args": vars(args)}}
     output["meta"]["args"] = {k: str(v) for k, v in vars(args).items()}
     try:
         for side in sides:
             built = side.workdir / "built.json"
+            if args.reuse and not built.exists() and side.twin and (side.twin.workdir / "built.json").exists():
+                log(f"{side.name}: a copy of {side.twin.name}'s cloud")
+                copy_cloud(side.twin, side)
             if args.reuse and built.exists():
                 log(f"{side.name}: reusing the cloud built before")
                 output.setdefault("build", {})[side.name] = json.loads(built.read_text())
@@ -460,7 +520,7 @@ def main():
                 side.stop()
                 log(f"round {r} {side.name}: {json.dumps(results[side.name][r]['claims'])}")
         output["rounds"] = results
-        if len(sides) >= 2:
+        if len(sides) >= 2 and args.rounds > 0:
             first, others = sides[0].name, [side.name for side in sides[1:]]
             output["summary"] = summary(results, first, others)
             for row in output["summary"]:
