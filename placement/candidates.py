@@ -914,7 +914,12 @@ def _may_repeat(search: Search, request: AllocationRequest) -> bool:
     they serve). Any other has a provider of its anchor's tree, and a
     tree's requests are distinct choices of its providers."""
     sharing = search.sharing
-    return bool(sharing) and all(rp in sharing for rp, _c, _a in request.resources)
+    if not sharing:
+        return False
+    for rp, _class, _amount in request.resources:  # a loop: no generator per request (one per tree)
+        if rp not in sharing:
+            return False
+    return True
 
 
 def _roundrobin(iterators: Sequence[Iterable[AllocationRequest]]) -> Iterator[AllocationRequest]:
