@@ -37,8 +37,8 @@ against new code on identical data). More than two sides run in turn
 (A, B, C, A, B, C...) and are compared with the first.
 
 Each side runs under 2 gunicorn sync workers (one request at a time each,
-every connection closed after its answer: upstream's reference deployment,
-processes without threads answering ``Connection: close``). A side named
+every connection closed after its answer, as upstream is deployed under
+uwsgi: processes without threads answering ``Connection: close``). A side named
 with ``+gthread`` (``corral+gthread``, ``upstream+gthread``) runs under
 the server settings Corral ships (config/gunicorn.conf.py): the same 2
 workers with 4 threads each, connections kept alive 5 s. With --reuse, such
