@@ -103,6 +103,7 @@ def run_one(args):
             "servers": args.boots,
             "concurrency": args.concurrency,
             "workers": args.workers,
+            "threads": args.threads,
             "answers": statuses,
             "active": active,
             "error": booted.filter(vm_state=Server.ERROR).count(),
@@ -248,6 +249,10 @@ def http_boots(args, flavor, image, reuse_seconds):
         CELERY_BROKER_URL="",
         SCHEDULER_DECISION_REUSE_SECONDS=str(reuse_seconds),
     )
+    # --threads: the worker class, threads and keep-alive Corral ships (config/gunicorn.conf.py).
+    threaded = ["--worker-class", "gthread", "--threads", str(args.threads), "--keep-alive", "5"]
+    if not args.threads:
+        threaded = []
     server = subprocess.Popen(
         [
             str(Path(sys.executable).parent / "gunicorn"),
@@ -260,6 +265,7 @@ def http_boots(args, flavor, image, reuse_seconds):
             "600",
             "--log-level",
             "warning",
+            *threaded,
         ],
         cwd=ROOT,
         env=env,
@@ -423,6 +429,12 @@ def main():
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers serving the boots")
     parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="threads per gunicorn worker, connections kept alive, as Corral ships (0: sync workers)",
+    )
+    parser.add_argument(
         "--reuse-seconds", type=float, default=2.0, help="SCHEDULER_DECISION_REUSE_SECONDS of the second boot run"
     )
     parser.add_argument("--servers-per-host", type=int, default=17, help="ACTIVE servers on every host (0: none)")
@@ -449,6 +461,7 @@ def main():
             "boots",
             "concurrency",
             "workers",
+            "threads",
             "reuse_seconds",
             "servers_per_host",
             "nested_every",
