@@ -108,21 +108,12 @@ def _provider_summaries(
 
 def pause_collection() -> Callable[[], None]:
     """Turn cyclic garbage collection off; the callable returned turns it
-    back on (once, and only if it was on). A large search makes hundreds of
-    thousands of objects that all live until the response is written; the
-    collector's passes over them meanwhile find nothing to free."""
+    back on if it was on. A large search makes hundreds of thousands of
+    objects that all live until the response is written; the collector's
+    passes over them meanwhile find nothing to free."""
     was_enabled = gc.isenabled()
     gc.disable()
-    resumed = False
-
-    def resume() -> None:
-        nonlocal resumed
-        if not resumed:
-            resumed = True
-            if was_enabled:
-                gc.enable()
-
-    return resume
+    return gc.enable if was_enabled else lambda: None
 
 
 def release_after_sending(response: HttpResponse, objects: object, resume: Callable[[], None]) -> None:
@@ -135,8 +126,9 @@ def release_after_sending(response: HttpResponse, objects: object, resume: Calla
     held = [objects]
 
     def release() -> None:
-        held.clear()
-        resume()
+        if held:  # once: a closed response is dropped too
+            held.clear()
+            resume()
 
     # What HttpResponse.close() runs (Django keeps its file closers there).
     response._resource_closers.append(release)  # type: ignore[attr-defined]
