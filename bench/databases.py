@@ -12,14 +12,16 @@ ROOT = Path(__file__).resolve().parent.parent
 PROTECTED = ("test", "test_test", "postgres")
 
 
-def recreate(database_url: str) -> None:
-    """Drop and create the database of ``database_url`` (refusing the protected names)."""
+def recreate(database_url: str, template: str | None = None) -> None:
+    """Drop and create the database of ``database_url`` (refusing the
+    protected names): empty, or a copy of the database ``template``."""
     name = database_url.rsplit("/", 1)[1]
     if name in PROTECTED:
         raise SystemExit(f"refusing to drop database {name}")
     server = database_url.rsplit("/", 1)[0] + "/postgres"
     subprocess.run(["psql", server, "-qc", f"DROP DATABASE IF EXISTS {name}"], check=True)
-    subprocess.run(["psql", server, "-qc", f"CREATE DATABASE {name}"], check=True)
+    copy = f" TEMPLATE {template}" if template else ""
+    subprocess.run(["psql", server, "-qc", f"CREATE DATABASE {name}{copy}"], check=True)
 
 
 def start_django(database_url: str, **environment: str) -> None:

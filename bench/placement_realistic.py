@@ -68,6 +68,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import requests
+from databases import recreate  # bench/databases.py, beside this script
+from shipped_server import threaded_options  # bench/shipped_server.py
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("SHARED_BENCH", "/work/shared/bench"))
@@ -85,10 +87,9 @@ def load1():
     return round(os.getloadavg()[0], 2)
 
 
-# The server settings Corral ships (config/gunicorn.conf.py): threads in each
-# worker, connections kept alive; the command line's -b, -w and --timeout stay.
+# A side named so runs under the server settings Corral ships (threads in
+# each worker, connections kept alive: bench/shipped_server.py).
 GTHREAD = "+gthread"
-GTHREAD_ARGS = "--worker-class gthread --threads 4 --keep-alive 5"
 
 
 class Side:
@@ -250,13 +251,8 @@ def copy_cloud(twin, side):
     if old.startswith("sqlite"):
         old_name, new_name = str(twin.workdir), str(side.workdir)
     else:
-        import psycopg
-
         old_name, new_name = old.rsplit("/", 1)[1], side.database
-        admin = old.rsplit("/", 1)[0].replace("postgres://", "postgresql://") + "/postgres"
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{new_name}"')
-            conn.execute(f'CREATE DATABASE "{new_name}" TEMPLATE "{old_name}"')
+        recreate(f"{old.rsplit('/', 1)[0]}/{new_name}", template=old_name)
     for name in ("database_url", "placement.conf"):
         path = side.workdir / name
         if path.exists():
@@ -473,7 +469,7 @@ def main():
             setup = f"{env} {root}/bench/corral_placement.sh setup {{workdir}} {url}"
             start = f"{env} {root}/bench/corral_placement.sh start {{workdir}} {{port}}"
         if threaded:
-            start = f"GUNICORN_CMD_ARGS='{GTHREAD_ARGS}' {start}"
+            start = f"GUNICORN_CMD_ARGS='{' '.join(threaded_options())}' {start}"
         twin = by_spec.get(spec.removesuffix(GTHREAD))
         side = Side(label, setup, start, args.port_base + index, workdir, db, twin=twin)
         by_spec[spec] = side

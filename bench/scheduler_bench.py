@@ -44,6 +44,7 @@ import uuid as uuid_mod
 from pathlib import Path
 
 from databases import recreate, start_django  # bench/databases.py, beside this script
+from shipped_server import threaded_options  # bench/shipped_server.py
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL_FILTERS = (
@@ -249,10 +250,7 @@ def http_boots(args, flavor, image, reuse_seconds):
         CELERY_BROKER_URL="",
         SCHEDULER_DECISION_REUSE_SECONDS=str(reuse_seconds),
     )
-    # --threads: the worker class, threads and keep-alive Corral ships (config/gunicorn.conf.py).
-    threaded = ["--worker-class", "gthread", "--threads", str(args.threads), "--keep-alive", "5"]
-    if not args.threads:
-        threaded = []
+    threaded = threaded_options(args.threads) if args.threads else []
     server = subprocess.Popen(
         [
             str(Path(sys.executable).parent / "gunicorn"),
