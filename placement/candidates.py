@@ -132,6 +132,10 @@ class Candidates:
     # (upstream lists them in provider summaries in id order).
     class_ids: dict[str, int] = field(default_factory=dict)
     trait_ids: dict[str, int] = field(default_factory=dict)
+    # The search they were found by: held as long as they are, so that its
+    # objects (an unlimited query reads every provider's inventories) are
+    # freed with theirs, after the response is sent, not before it.
+    search: "Search | None" = None
 
 
 # --- the search ------------------------------------------------------------------
@@ -191,18 +195,16 @@ class Search:
             return f" AND ({trees}{ids_sql})", [*roots_between, *ids_params]
 
         rp_clause, rp_params = _in_clause("id", scope) if scope is not None else ("", [])
-        read: list[int] = []
-        for pid, uuid, parent_id, root_id in _query(
-            f"SELECT id, uuid, parent_id, root_id FROM {RP} WHERE 1=1{rp_clause}", rp_params
-        ):
-            self.providers[pid] = Provider(pid, uuid, parent_id, root_id)
-            read.append(pid)
+        rows = _query(f"SELECT id, uuid, parent_id, root_id FROM {RP} WHERE 1=1{rp_clause}", rp_params)
+        providers = self.providers
+        for pid, uuid, parent_id, root_id in rows:
+            providers[pid] = Provider(pid, uuid, parent_id, root_id, set(), {})
         rows_clause = _in_clause
         if roots_between is not None and connection.vendor == "postgresql":
             # A slice's rows by the ids of its providers just read: PostgreSQL
             # reads them by index (for the slice's subquery it scanned the
             # whole inventory table, 45 ms at 50,000 providers against 7).
-            chunk_ids = self._chunk_ids = _id_array(read)
+            chunk_ids = self._chunk_ids = _id_array(row[0] for row in rows)
 
             def rows_clause(column: str, ids: Collection[int]) -> tuple[str, list[Any]]:
                 return f" AND {column} = ANY(%s::bigint[])", [chunk_ids]
@@ -211,7 +213,6 @@ class Search:
         class_names = dict(ResourceClass.objects.values_list("id", "name"))
         self.class_ids.update((name, class_id) for class_id, name in class_names.items())
         inventory = self.inventory
-        providers = self.providers
         for pid, class_id, total, reserved, ratio, min_unit, max_unit, step, used in _query(
             f"SELECT inv.resource_provider_id, inv.resource_class_id, inv.total, inv.reserved, "
             f"inv.allocation_ratio, inv.min_unit, inv.max_unit, inv.step_size, inv.used "
@@ -222,7 +223,6 @@ class Search:
             if provider is None:
                 continue
             capacity = int((total - reserved) * ratio)
-            used = int(used)
             provider.resources[class_names[class_id]] = (capacity, used, max_unit)
             inventory[class_id].append((pid, provider.root_id, capacity - used, min_unit, max_unit, step))
         trait_clause, trait_params = rows_clause("resource_provider_id", scope) if scope is not None else ("", [])
@@ -509,32 +509,61 @@ class GroupSearch:
         choice of providers), one iterable per tree, in root id order."""
         if self.required and not _providers_with_any_trait(set().union(*self.required)):
             return []
-        by_tree = self._tree_options()
+        anchors, per_class = self._tree_options()
         classes = sorted(self.resources)
-        labels = [(self.class_names[c], self.resources[c]) for c in classes]
-        return [self._one_tree_requests(root_id, by_tree[root_id], labels) for root_id in sorted(by_tree)]
+        names = [self.class_names[c] for c in classes]
+        amounts = [self.resources[c] for c in classes]
+        providers = self.search.providers
+        suffix, same_provider = self.suffix, self.group.use_same_provider
+        check_traits = bool(self.required_names or self.forbidden_names)
+        # {provider id: its mapping}: most trees are served by one provider.
+        alone: dict[int, tuple[GroupMapping, ...]] = {}
+        trees: list[Iterable[AllocationRequest]] = []
+        for root_id in anchors:
+            options = [by_anchor[root_id] for by_anchor in per_class]
+            if max(map(len, options)) > 1:
+                trees.append(self._product_requests(root_id, options, names, amounts))
+                continue
+            # Most trees (a compute node alone) have one way only: made here,
+            # without a call per tree (an unlimited query makes thousands).
+            choice = [choices[0] for choices in options]
+            if check_traits and not self._traits_ok([providers[rp] for rp in choice]):
+                continue
+            first = choice[0]
+            if all(rp == first for rp in choice):
+                mappings = alone.get(first)
+                if mappings is None:
+                    mappings = alone[first] = ((suffix, frozenset([providers[first].uuid])),)
+            else:
+                mappings = ((suffix, frozenset([providers[rp].uuid for rp in choice])),)
+            trees.append(
+                (AllocationRequest(root_id, tuple(zip(choice, names, amounts, strict=True)), mappings, same_provider),)
+            )
+        return trees
 
-    def _one_tree_requests(
-        self, root_id: int, options: list[list[int]], labels: list[tuple[str, int]]
-    ) -> Iterable[AllocationRequest]:
-        """The requests of one tree: one provider of ``options[i]`` for the
-        class ``labels[i]`` names, in product order."""
-        if max(map(len, options)) == 1:
-            # Most trees (a compute node alone) have one way only.
-            request = self._tree_request(root_id, [choices[0] for choices in options], labels)
-            return () if request is None else (request,)
+    def _product_requests(
+        self, root_id: int, options: list[list[int]], names: list[str], amounts: list[int]
+    ) -> Iterator[AllocationRequest]:
+        """The requests of a tree with a choice of providers: one provider of
+        ``options[i]`` for ``amounts[i]`` of the class ``names[i]``, in
+        product order."""
         products = itertools.product(*(sorted(choices) for choices in options))
-        return (request for choice in products if (request := self._tree_request(root_id, choice, labels)) is not None)
+        return (
+            request
+            for choice in products
+            if (request := self._tree_request(root_id, choice, names, amounts)) is not None
+        )
 
     def _tree_request(
-        self, root_id: int, choice: Sequence[int], labels: list[tuple[str, int]]
+        self, root_id: int, choice: Sequence[int], names: list[str], amounts: list[int]
     ) -> AllocationRequest | None:
         providers = self.search.providers
         if (self.required_names or self.forbidden_names) and not self._traits_ok([providers[rp] for rp in choice]):
             return None
-        resources = tuple([(rp_id, name, amount) for rp_id, (name, amount) in zip(choice, labels, strict=True)])
         mappings = ((self.suffix, frozenset([providers[rp].uuid for rp in choice])),)
-        return AllocationRequest(root_id, resources, mappings, self.group.use_same_provider)
+        return AllocationRequest(
+            root_id, tuple(zip(choice, names, amounts, strict=True)), mappings, self.group.use_same_provider
+        )
 
     def _traits_ok(self, chosen: Iterable[Provider]) -> bool:
         traits: set[str] = set()
@@ -544,10 +573,11 @@ class GroupSearch:
             traits |= provider.traits
         return all(any_of & traits for any_of in self.required_names)
 
-    def _tree_options(self) -> dict[int, list[list[int]]]:
-        """{anchor root id: for each requested class in class id order, the
-        providers that could serve it}, for the trees that can serve every
-        class (a sharing provider counts under each anchor it serves)."""
+    def _tree_options(self) -> tuple[list[int], list[dict[int, list[int]]]]:
+        """The anchors (root ids, in order) of the trees that can serve every
+        requested class, and for each class in class id order {anchor: the
+        providers that could serve it} (a sharing provider counts under each
+        anchor it serves)."""
         search = self.search
         sharing = search.sharing
         if self.in_aggregates is not None:
@@ -579,14 +609,14 @@ class GroupSearch:
                     these.append(rp)
             common = set(by_anchor) if common is None else common & by_anchor.keys()
             if not common:
-                return {}
+                return [], []
             per_class.append(by_anchor)
         # Only groups with resources search trees: find_capacity filled with_capacity.
         assert common is not None
         if self.required or self.forbidden:
             if not search.sharing:
                 common = self._trees_with_traits(common, per_class)
-        return {anchor: [by_anchor[anchor] for by_anchor in per_class] for anchor in common}
+        return sorted(common), per_class
 
     def _tree_pair_allowed(self, rp: int, anchor: int) -> bool:
         """Whether provider ``rp`` may serve the tree of ``anchor`` (the
@@ -743,13 +773,13 @@ def _in_slices(search: Search, group_search: GroupSearch, stop: int, nested_awar
 
 def _with_providers(search: Search, requests: list[AllocationRequest], nested_aware: bool) -> Candidates:
     """Candidates for ``requests``, with the providers to summarise."""
-    used_roots = {search.providers[rp].root_id for r in requests for rp, _c, _a in r.resources}
+    used = {rp for r in requests for rp, _c, _a in r.resources}
     if not nested_aware and search.has_trees:
-        used = {rp for r in requests for rp, _c, _a in r.resources}
         providers = {pid: p for pid, p in search.providers.items() if pid in used}
     else:
+        used_roots = {search.providers[rp].root_id for rp in used}
         providers = {pid: p for pid, p in search.providers.items() if p.root_id in used_roots}
-    return Candidates(requests, providers, search.class_ids, search.trait_ids)
+    return Candidates(requests, providers, search.class_ids, search.trait_ids, search)
 
 
 def _one_provider_per_tree(search: Search, request: AllocationRequest) -> bool:

@@ -34,36 +34,42 @@ def _allocation_requests(
 ) -> list[dict[str, Any]]:
     uuid_of = {provider_id: provider.uuid for provider_id, provider in providers.items()}
     with_mappings = version >= (1, 34)
-    listed = version < (1, 12)
+    if version < (1, 12):
+        return [_listed_allocation_request(candidate, uuid_of) for candidate in candidates]
     found: list[dict[str, Any]] = []
+    append = found.append
+    # Each candidate's dicts are built as they are sent, without a dict per
+    # provider to copy from (an unlimited query builds some 10,000).
     for candidate in candidates:
-        by_provider: dict[str, dict[str, int]] = {}
+        allocations: dict[str, dict[str, dict[str, int]]] = {}
         for rp_id, class_name, amount in candidate.resources:
             uuid = uuid_of[rp_id]
-            resources = by_provider.get(uuid)
-            if resources is None:
-                by_provider[uuid] = {class_name: amount}
+            entry = allocations.get(uuid)
+            if entry is None:
+                allocations[uuid] = {"resources": {class_name: amount}}
             else:
-                resources[class_name] = amount
-        if listed:
-            found.append(
-                {
-                    "allocations": [
-                        {"resource_provider": {"uuid": uuid}, "resources": resources}
-                        for uuid, resources in by_provider.items()
-                    ]
-                }
-            )
+                entry["resources"][class_name] = amount
+        if not with_mappings:
+            append({"allocations": allocations})
             continue
-        data: dict[str, Any] = {
-            "allocations": {uuid: {"resources": resources} for uuid, resources in by_provider.items()}
-        }
-        if with_mappings:
-            data["mappings"] = {
-                suffix: sorted(uuids) if len(uuids) > 1 else list(uuids) for suffix, uuids in candidate.mappings
-            }
-        found.append(data)
+        mappings = {}
+        for suffix, uuids in candidate.mappings:
+            mappings[suffix] = sorted(uuids) if len(uuids) > 1 else list(uuids)
+        append({"allocations": allocations, "mappings": mappings})
     return found
+
+
+def _listed_allocation_request(candidate: AllocationRequest, uuid_of: Mapping[int, str]) -> dict[str, Any]:
+    """A candidate as microversions before 1.12 list it: its allocations as a
+    list of {resource_provider: {uuid}, resources}."""
+    by_provider: dict[str, dict[str, int]] = {}
+    for rp_id, class_name, amount in candidate.resources:
+        by_provider.setdefault(uuid_of[rp_id], {})[class_name] = amount
+    return {
+        "allocations": [
+            {"resource_provider": {"uuid": uuid}, "resources": resources} for uuid, resources in by_provider.items()
+        ]
+    }
 
 
 def _provider_summaries(
@@ -92,17 +98,31 @@ def _provider_summaries(
         for name in order:
             capacity, used, _max_unit = resources[name]
             amounts[name] = {"capacity": capacity, "used": used}
-        summary: dict[str, Any] = {"resources": amounts}
-        if with_traits:
-            traits = tuple(provider.traits)
-            ordered = trait_order.get(traits)
-            if ordered is None:
-                ordered = trait_order[traits] = sorted(traits, key=lambda name: trait_ids.get(name, 0))
-            summary["traits"] = ordered
-        if with_tree:
-            summary["parent_provider_uuid"] = providers[provider.parent_id].uuid if provider.parent_id else None
-            summary["root_provider_uuid"] = providers[provider.root_id].uuid if provider.root_id in providers else None
-        summaries[provider.uuid] = summary
+        uuid = provider.uuid
+        if not with_traits:
+            summaries[uuid] = {"resources": amounts}
+            continue
+        traits = tuple(provider.traits)
+        ordered = trait_order.get(traits)
+        if ordered is None:
+            ordered = trait_order[traits] = sorted(traits, key=lambda name: trait_ids.get(name, 0))
+        if not with_tree:
+            summaries[uuid] = {"resources": amounts, "traits": ordered}
+            continue
+        parent_id = provider.parent_id
+        parent_uuid: str | None
+        root_uuid: str | None
+        if parent_id is None:  # a root: its own root
+            parent_uuid, root_uuid = None, uuid
+        else:
+            root = providers.get(provider.root_id)
+            parent_uuid, root_uuid = providers[parent_id].uuid, (root.uuid if root is not None else None)
+        summaries[uuid] = {
+            "resources": amounts,
+            "traits": ordered,
+            "parent_provider_uuid": parent_uuid,
+            "root_provider_uuid": root_uuid,
+        }
     return summaries
 
 

@@ -5,11 +5,13 @@ unclosed (the in-process client), and is left as it was found."""
 
 import gc
 import json
+import weakref
 
 import pytest
 import requests
 
 from aggregates.placement_client import inprocess
+from placement import candidates
 
 from .conftest import PlacementClient
 
@@ -70,3 +72,23 @@ def test_an_answer_through_the_test_client_leaves_collection_on(cloud):
     assert response.status_code == 200
     assert len(response.json()["allocation_requests"]) == 3
     assert gc.isenabled()
+
+
+@pytest.mark.django_db
+def test_the_search_is_freed_after_the_response_is_sent(cloud, monkeypatch):
+    """The search (every provider's inventories read, for an unlimited
+    query) is freed with the candidates after sending, not before."""
+    searches = []
+    search_init = candidates.Search.__init__
+
+    def recording(self, *args, **kwargs):
+        search_init(self, *args, **kwargs)
+        searches.append(weakref.ref(self))
+
+    monkeypatch.setattr(candidates.Search, "__init__", recording)
+    response = unsent(QUERY)
+    assert len(searches) == 1
+    assert searches[0]() is not None  # held while the body is being sent
+    assert len(json.loads(b"".join(response))["allocation_requests"]) == 3
+    response.close()
+    assert searches[0]() is None
