@@ -513,36 +513,26 @@ class GroupSearch:
         classes = sorted(self.resources)
         names = [self.class_names[c] for c in classes]
         amounts = [self.resources[c] for c in classes]
-        providers = self.search.providers
-        suffix, same_provider = self.suffix, self.group.use_same_provider
-        check_traits = bool(self.required_names or self.forbidden_names)
         # {provider id: its mapping}: most trees are served by one provider.
         alone: dict[int, tuple[GroupMapping, ...]] = {}
         trees: list[Iterable[AllocationRequest]] = []
         for root_id in anchors:
             options = [by_anchor[root_id] for by_anchor in per_class]
             if max(map(len, options)) > 1:
-                trees.append(self._product_requests(root_id, options, names, amounts))
-                continue
+                trees.append(self._product_requests(root_id, options, names, amounts, alone))
             # Most trees (a compute node alone) have one way only: made here,
-            # without a call per tree (an unlimited query makes thousands).
-            choice = [choices[0] for choices in options]
-            if check_traits and not self._traits_ok([providers[rp] for rp in choice]):
-                continue
-            first = choice[0]
-            if all(rp == first for rp in choice):
-                mappings = alone.get(first)
-                if mappings is None:
-                    mappings = alone[first] = ((suffix, frozenset([providers[first].uuid])),)
-            else:
-                mappings = ((suffix, frozenset([providers[rp].uuid for rp in choice])),)
-            trees.append(
-                (AllocationRequest(root_id, tuple(zip(choice, names, amounts, strict=True)), mappings, same_provider),)
-            )
+            # without a generator per tree (an unlimited query makes thousands).
+            elif (request := self._tree_request(root_id, [c[0] for c in options], names, amounts, alone)) is not None:
+                trees.append((request,))
         return trees
 
     def _product_requests(
-        self, root_id: int, options: list[list[int]], names: list[str], amounts: list[int]
+        self,
+        root_id: int,
+        options: list[list[int]],
+        names: list[str],
+        amounts: list[int],
+        alone: dict[int, tuple[GroupMapping, ...]],
     ) -> Iterator[AllocationRequest]:
         """The requests of a tree with a choice of providers: one provider of
         ``options[i]`` for ``amounts[i]`` of the class ``names[i]``, in
@@ -551,16 +541,30 @@ class GroupSearch:
         return (
             request
             for choice in products
-            if (request := self._tree_request(root_id, choice, names, amounts)) is not None
+            if (request := self._tree_request(root_id, choice, names, amounts, alone)) is not None
         )
 
     def _tree_request(
-        self, root_id: int, choice: Sequence[int], names: list[str], amounts: list[int]
+        self,
+        root_id: int,
+        choice: Sequence[int],
+        names: list[str],
+        amounts: list[int],
+        alone: dict[int, tuple[GroupMapping, ...]],
     ) -> AllocationRequest | None:
+        """The request taking ``amounts[i]`` of ``names[i]`` from ``choice[i]``
+        (None when the providers' traits do not do); a choice of one provider
+        takes its mapping from ``alone``, made once per provider."""
         providers = self.search.providers
         if (self.required_names or self.forbidden_names) and not self._traits_ok([providers[rp] for rp in choice]):
             return None
-        mappings = ((self.suffix, frozenset([providers[rp].uuid for rp in choice])),)
+        first = choice[0]
+        if all(rp == first for rp in choice):
+            mappings = alone.get(first)
+            if mappings is None:
+                mappings = alone[first] = ((self.suffix, frozenset([providers[first].uuid])),)
+        else:
+            mappings = ((self.suffix, frozenset([providers[rp].uuid for rp in choice])),)
         return AllocationRequest(
             root_id, tuple(zip(choice, names, amounts, strict=True)), mappings, self.group.use_same_provider
         )
