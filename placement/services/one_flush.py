@@ -14,6 +14,11 @@ with a *guard*: ``1 / 0`` evaluated in SQL (``guard(condition)``), after
 which the database skips what follows and nothing of the transaction stays.
 The caller then takes its ordinary path, in a transaction of its own.
 
+Where statements are prepared (``prepared.available()``), they go out in
+psycopg's pipeline mode instead, each with its parameters bound by the
+server: still one round trip (BEGIN, the statements and COMMIT sent, then
+the answers read), and each statement planned once per connection.
+
 Only outside any transaction Django has open (a request's own write), and
 only on PostgreSQL; ``available()`` tells."""
 
@@ -22,6 +27,8 @@ from typing import Any
 
 import psycopg
 from django.db import connection
+
+from . import prepared
 
 
 class Guarded(Exception):
@@ -43,24 +50,45 @@ def run(statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[Any,
     as Django's own (the transaction rolled back in both cases)."""
     connection.ensure_connection()
     raw = connection.connection
-    text = "; ".join(["BEGIN", *(sql for sql, _params in statements), "COMMIT"])
-    params = [value for _sql, values in statements for value in values]
-    cursor = psycopg.ClientCursor(raw)  # several statements in one query: bound by the client
     with connection.wrap_database_errors:
         try:
-            cursor.execute(text, params)
+            if prepared.available():
+                return _pipelined(raw, statements)
+            return _in_one_query(raw, statements)
         except psycopg.errors.DivisionByZero as stopped:
             _roll_back(raw)
             raise Guarded() from stopped
         except psycopg.Error:
             _roll_back(raw)
             raise
-        results = []
-        while True:
-            results.append(cursor.fetchall() if cursor.description else [])
-            if not cursor.nextset():
-                break
-        return results[1:-1]  # not BEGIN's and COMMIT's
+
+
+def _pipelined(raw: psycopg.Connection[Any], statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
+    """The statements in pipeline mode, each sent apart with its parameters
+    (prepared once used enough); answers are read when the pipeline syncs."""
+    with raw.pipeline():
+        raw.execute("BEGIN")
+        cursors = []
+        for sql, params in statements:
+            cursor = psycopg.Cursor(raw)
+            cursor.execute(sql, params)
+            cursors.append(cursor)
+        raw.execute("COMMIT")
+    return [cursor.fetchall() for cursor in cursors]
+
+
+def _in_one_query(raw: psycopg.Connection[Any], statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
+    """The statements as one query text, bound by the client."""
+    text = "; ".join(["BEGIN", *(sql for sql, _params in statements), "COMMIT"])
+    params = [value for _sql, values in statements for value in values]
+    cursor = psycopg.ClientCursor(raw)  # several statements in one query: bound by the client
+    cursor.execute(text, params)
+    results = []
+    while True:
+        results.append(cursor.fetchall() if cursor.description else [])
+        if not cursor.nextset():
+            break
+    return results[1:-1]  # not BEGIN's and COMMIT's
 
 
 def _roll_back(raw: psycopg.Connection[Any]) -> None:

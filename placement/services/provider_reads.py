@@ -5,7 +5,8 @@ requests, so each is one statement written here in SQL: the provider's row
 LEFT JOINed with its rows (a provider with none still answers its
 generation), in upstream's order, without the ORM's per-request work of
 building and compiling a query (about two thirds of such a request's time
-in Python)."""
+in Python), prepared on PostgreSQL (``prepared``): planned once per
+connection."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import connection
 from django.utils import timezone
 
 from placement import errors
@@ -31,6 +31,7 @@ from placement.models import (
     quoted_table,
 )
 
+from . import prepared
 from .inventories import INVENTORY_FIELDS
 
 
@@ -58,13 +59,11 @@ def _read(uuid: str, columns: Sequence[str], joins: str, order: str, changed: st
     selected = ["rp.generation", *columns]
     if changed:
         selected += [f"{changed}.updated_at", f"{changed}.created_at"]  # each its own column: SQLite types them
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {', '.join(selected)} FROM {quoted_table(ResourceProvider)} rp {joins} "
-            f"WHERE rp.uuid = %s ORDER BY {order}",
-            [uuid],
-        )
-        found = cursor.fetchall()
+    found = prepared.rows(
+        f"SELECT {', '.join(selected)} FROM {quoted_table(ResourceProvider)} rp {joins} "
+        f"WHERE rp.uuid = %s ORDER BY {order}",
+        [uuid],
+    )
     if not found:
         raise errors.NotFound(f"No resource provider with uuid {uuid} found")
     rows = [row[1:] for row in found if row[1] is not None]

@@ -1,0 +1,103 @@
+"""On PostgreSQL, placement's hottest statements (a new consumer's claim, an
+aggregate replacement with a generation, nova-compute's periodic reads) are
+prepared on the connection and planned once, not once a request; with
+DB_PREPARED_STATEMENTS=0 (a pooler that cannot carry them) nothing is
+prepared and the answers are the same."""
+
+import pytest
+from django.db import connection
+
+from .conftest import PlacementClient, new_uuid
+from .test_load_correctness import standard_names_resynced  # noqa: F401  (autouse: the tables are emptied)
+
+CLAIM = {"VCPU": 1, "MEMORY_MB": 128}
+
+
+@pytest.fixture
+def on_postgresql():
+    if connection.vendor != "postgresql":
+        pytest.skip("prepared statements are PostgreSQL's")
+    connection.ensure_connection()
+    connection.connection.execute("DEALLOCATE ALL")  # psycopg forgets its own too
+
+
+def prepared_statements():
+    """{statement text: times run} of this connection's prepared statements."""
+    rows = connection.connection.execute(
+        "SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements"
+    ).fetchall()
+    return dict(rows)
+
+
+def runs_of(statements, *fragments):
+    """How often the prepared statement containing every fragment ran (0: none is prepared)."""
+    found = [runs for text, runs in statements.items() if all(fragment in text for fragment in fragments)]
+    assert len(found) <= 1, found
+    return found[0] if found else 0
+
+
+def exercise(placement):
+    """Three claims, four aggregate replacements and three rounds of a
+    compute node's reads against one provider; what it then holds."""
+    rp = placement.provider("cn1", inventory={"VCPU": 64, "MEMORY_MB": 65536})
+    placement.allocate(new_uuid(), {rp: CLAIM})  # the owner rows exist, as in a running cloud
+    for _ in range(3):
+        assert placement.allocate(new_uuid(), {rp: CLAIM}).status_code == 204
+    aggregate = new_uuid()
+    for _ in range(4):  # the first one creates the aggregate
+        current = placement.get(f"/resource_providers/{rp}/aggregates").json()
+        wanted = [] if current["aggregates"] else [aggregate]
+        body = {"aggregates": wanted, "resource_provider_generation": current["resource_provider_generation"]}
+        assert placement.put(f"/resource_providers/{rp}/aggregates", body).status_code == 200
+    for _ in range(3):
+        for what in ("inventories", "allocations", "traits"):
+            assert placement.get(f"/resource_providers/{rp}/{what}").status_code == 200
+    return (
+        placement.get(f"/resource_providers/{rp}/usages").json()["usages"],
+        placement.get(f"/resource_providers/{rp}/aggregates").json()["aggregates"],
+        len(placement.get(f"/resource_providers/{rp}/allocations").json()["allocations"]),
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_hot_statements_are_prepared_and_planned_once_per_connection(on_postgresql, noauth):
+    held = exercise(PlacementClient())
+
+    assert held == ({"VCPU": 4, "MEMORY_MB": 512}, [], 4)  # in, out, in, out
+    statements = prepared_statements()
+    # Prepared on the second run, so the later runs reuse the plan.
+    assert runs_of(statements, 'INSERT INTO "placement_consumer"') >= 2, statements
+    assert runs_of(statements, 'INSERT INTO "placement_allocation"') >= 2, statements
+    assert runs_of(statements, 'DELETE FROM "placement_resourceprovideraggregate"') >= 2, statements
+    assert runs_of(statements, 'FROM "placement_resourceprovider" rp', '"placement_inventory" inv') >= 2
+    assert runs_of(statements, 'FROM "placement_resourceprovider" rp', '"placement_trait" t') >= 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_turned_off_nothing_is_prepared_and_the_answers_are_the_same(on_postgresql, noauth, monkeypatch):
+    options = {k: v for k, v in connection.settings_dict["OPTIONS"].items() if k != "prepare_threshold"}
+    monkeypatch.setitem(connection.settings_dict, "OPTIONS", options)
+
+    held = exercise(PlacementClient())
+
+    assert held == ({"VCPU": 4, "MEMORY_MB": 512}, [], 4)  # in, out, in, out
+    assert prepared_statements() == {}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_stopped_by_its_guard_leaves_nothing_and_the_next_one_is_served(on_postgresql, noauth):
+    placement = PlacementClient()
+    rp = placement.provider("cn1", inventory={"VCPU": 2, "MEMORY_MB": 65536})
+    placement.allocate(new_uuid(), {rp: {"VCPU": 1}})
+    generation = placement.get(f"/resource_providers/{rp}").json()["generation"]
+
+    for _ in range(3):  # prepared by now: the guard stops a prepared pipeline
+        refused = placement.allocate(new_uuid(), {rp: {"VCPU": 2}})
+        assert refused.status_code == 409
+        assert "exceed the capacity" in refused.json()["errors"][0]["detail"]
+    assert placement.get(f"/resource_providers/{rp}").json()["generation"] == generation
+    assert placement.get(f"/resource_providers/{rp}/usages").json()["usages"] == {"VCPU": 1, "MEMORY_MB": 0}
+
+    assert placement.allocate(new_uuid(), {rp: {"VCPU": 1}}).status_code == 204
+    assert placement.get(f"/resource_providers/{rp}/usages").json()["usages"] == {"VCPU": 2, "MEMORY_MB": 0}
+    assert connection.connection.info.transaction_status.name == "IDLE"
