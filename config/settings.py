@@ -163,15 +163,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # is locked" instead of waiting out the timeout above. One file per test
     # run (process), so that two runs in one checkout never share it.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-corral-{os.getpid()}.sqlite3")}
-elif env_bool("DB_PREPARED_STATEMENTS", True):
-    # PostgreSQL keeps the plans of placement's hottest statements (claims,
-    # aggregate replacements, nova-compute's periodic reads): they are sent
-    # with server-side parameters and prepared on a connection's second use
-    # (placement/services/prepared.py); Django's own queries stay bound by
-    # the client and are never prepared. Off (DB_PREPARED_STATEMENTS=0)
-    # behind a pooler that cannot carry prepared statements (PgBouncer in
-    # transaction mode before 1.21).
-    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 1
+
+# PostgreSQL keeps the plans of placement's hottest statements (claims,
+# aggregate replacements, nova-compute's periodic reads): each is planned
+# once a connection (placement/services/prepared.py).
+# Off (DB_PREPARED_STATEMENTS=0) behind a pooler that cannot carry prepared
+# statements (PgBouncer in transaction mode).
+DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
+if DB_PREPARED_STATEMENTS and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Prepared on first use, by psycopg, for a statement sent with its
+    # parameters apart (only placement's prepared.rows() sends any so: Django
+    # binds its own by the client, which psycopg never prepares).
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 0
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

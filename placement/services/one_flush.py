@@ -14,10 +14,8 @@ with a *guard*: ``1 / 0`` evaluated in SQL (``guard(condition)``), after
 which the database skips what follows and nothing of the transaction stays.
 The caller then takes its ordinary path, in a transaction of its own.
 
-Where statements are prepared (``prepared.available()``), they go out in
-psycopg's pipeline mode instead, each with its parameters bound by the
-server: still one round trip (BEGIN, the statements and COMMIT sent, then
-the answers read), and each statement planned once per connection.
+Where statements are prepared (``prepared``), the text is BEGIN, the
+statements' EXECUTEs and COMMIT: each planned once per connection.
 
 Only outside any transaction Django has open (a request's own write), and
 only on PostgreSQL; ``available()`` tells."""
@@ -47,48 +45,41 @@ def guard(condition: str) -> str:
 def run(statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[Any, ...]]]:
     """The rows of each statement, all run in one transaction sent at once.
     Raises Guarded when a guard stopped it; any other error of the database
-    as Django's own (the transaction rolled back in both cases)."""
+    as Django's own (the transaction rolled back in both cases). Where
+    statements are prepared and one was found missing (someone deallocated
+    it), they are prepared again and the transaction sent once more."""
+    if not prepared.available():
+        return _run(statements)
+    try:
+        return _run(prepared.as_executed(statements))
+    except Exception as error:
+        if not prepared.is_missing_statement(error):
+            raise
+        prepared.reconnect()
+        return _run(prepared.as_executed(statements))
+
+
+def _run(statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[Any, ...]]]:
     connection.ensure_connection()
     raw = connection.connection
+    text = "; ".join(["BEGIN", *(sql for sql, _params in statements), "COMMIT"])
+    params = [value for _sql, values in statements for value in values]
+    cursor = psycopg.ClientCursor(raw)  # several statements in one query: bound by the client
     with connection.wrap_database_errors:
         try:
-            if prepared.available():
-                return _pipelined(raw, statements)
-            return _in_one_query(raw, statements)
+            cursor.execute(text, params)
         except psycopg.errors.DivisionByZero as stopped:
             _roll_back(raw)
             raise Guarded() from stopped
         except psycopg.Error:
             _roll_back(raw)
             raise
-
-
-def _pipelined(raw: psycopg.Connection[Any], statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
-    """The statements in pipeline mode, each sent apart with its parameters
-    (prepared once used enough); answers are read when the pipeline syncs."""
-    with raw.pipeline():
-        raw.execute("BEGIN")
-        cursors = []
-        for sql, params in statements:
-            cursor = psycopg.Cursor(raw)
-            cursor.execute(sql, params)
-            cursors.append(cursor)
-        raw.execute("COMMIT")
-    return [cursor.fetchall() for cursor in cursors]
-
-
-def _in_one_query(raw: psycopg.Connection[Any], statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
-    """The statements as one query text, bound by the client."""
-    text = "; ".join(["BEGIN", *(sql for sql, _params in statements), "COMMIT"])
-    params = [value for _sql, values in statements for value in values]
-    cursor = psycopg.ClientCursor(raw)  # several statements in one query: bound by the client
-    cursor.execute(text, params)
-    results = []
-    while True:
-        results.append(cursor.fetchall() if cursor.description else [])
-        if not cursor.nextset():
-            break
-    return results[1:-1]  # not BEGIN's and COMMIT's
+        results = []
+        while True:
+            results.append(cursor.fetchall() if cursor.description else [])
+            if not cursor.nextset():
+                break
+        return results[1:-1]  # not BEGIN's and COMMIT's
 
 
 def _roll_back(raw: psycopg.Connection[Any]) -> None:

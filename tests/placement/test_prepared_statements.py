@@ -17,8 +17,8 @@ CLAIM = {"VCPU": 1, "MEMORY_MB": 128}
 def on_postgresql():
     if connection.vendor != "postgresql":
         pytest.skip("prepared statements are PostgreSQL's")
+    connection.close()  # a new connection: nothing prepared on it yet
     connection.ensure_connection()
-    connection.connection.execute("DEALLOCATE ALL")  # psycopg forgets its own too
 
 
 def prepared_statements():
@@ -65,7 +65,7 @@ def test_the_hot_statements_are_prepared_and_planned_once_per_connection(on_post
 
     assert held == ({"VCPU": 4, "MEMORY_MB": 512}, [], 4)  # in, out, in, out
     statements = prepared_statements()
-    # Prepared on the second run, so the later runs reuse the plan.
+    # Prepared once, then run by name.
     assert runs_of(statements, 'INSERT INTO "placement_consumer"') >= 2, statements
     assert runs_of(statements, 'INSERT INTO "placement_allocation"') >= 2, statements
     assert runs_of(statements, 'DELETE FROM "placement_resourceprovideraggregate"') >= 2, statements
@@ -74,9 +74,8 @@ def test_the_hot_statements_are_prepared_and_planned_once_per_connection(on_post
 
 
 @pytest.mark.django_db(transaction=True)
-def test_turned_off_nothing_is_prepared_and_the_answers_are_the_same(on_postgresql, noauth, monkeypatch):
-    options = {k: v for k, v in connection.settings_dict["OPTIONS"].items() if k != "prepare_threshold"}
-    monkeypatch.setitem(connection.settings_dict, "OPTIONS", options)
+def test_turned_off_nothing_is_prepared_and_the_answers_are_the_same(on_postgresql, noauth, settings):
+    settings.DB_PREPARED_STATEMENTS = False
 
     held = exercise(PlacementClient())
 
@@ -101,3 +100,20 @@ def test_a_claim_stopped_by_its_guard_leaves_nothing_and_the_next_one_is_served(
     assert placement.allocate(new_uuid(), {rp: {"VCPU": 1}}).status_code == 204
     assert placement.get(f"/resource_providers/{rp}/usages").json()["usages"] == {"VCPU": 2, "MEMORY_MB": 0}
     assert connection.connection.info.transaction_status.name == "IDLE"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_statements_deallocated_behind_its_back_are_prepared_again(on_postgresql, noauth):
+    placement = PlacementClient()
+    rp = placement.provider("cn1", inventory={"VCPU": 64, "MEMORY_MB": 65536})
+    placement.allocate(new_uuid(), {rp: CLAIM})
+    assert placement.allocate(new_uuid(), {rp: CLAIM}).status_code == 204
+    assert placement.get(f"/resource_providers/{rp}/inventories").status_code == 200
+    assert runs_of(prepared_statements(), 'INSERT INTO "placement_consumer"') >= 1
+
+    connection.connection.execute("DEALLOCATE ALL")  # a pooler's reset, say
+
+    assert placement.allocate(new_uuid(), {rp: CLAIM}).status_code == 204
+    assert placement.get(f"/resource_providers/{rp}/inventories").json()["inventories"]["VCPU"]["total"] == 64
+    assert placement.get(f"/resource_providers/{rp}/usages").json()["usages"] == {"VCPU": 3, "MEMORY_MB": 384}
+    assert runs_of(prepared_statements(), 'INSERT INTO "placement_consumer"') == 1
