@@ -170,11 +170,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # Off (DB_PREPARED_STATEMENTS=0) behind a pooler that cannot carry prepared
 # statements (PgBouncer in transaction mode).
 DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
-if DB_PREPARED_STATEMENTS and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Prepared on first use, by psycopg, for a statement sent with its
-    # parameters apart (only placement's prepared.rows() sends any so: Django
-    # binds its own by the client, which psycopg never prepares).
-    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 0
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

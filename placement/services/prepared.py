@@ -3,19 +3,19 @@
 Placement's hottest statements (a claim, an aggregate replacement, the reads
 each nova-compute sends every minute) are short: planning one costs
 PostgreSQL about as much as running it. On PostgreSQL (unless
-``DB_PREPARED_STATEMENTS=0``) they are planned once per connection:
+``DB_PREPARED_STATEMENTS=0``) each is prepared once on a connection
+(``PREPARE``, sent on its own the first time the connection needs it) and
+then sent as ``EXECUTE name(values)``, bound by the client like any of
+Django's queries, so that a transaction of several is still one query text
+(``one_flush``). Planned once per connection, not once per request.
 
-- ``rows()``, one statement: sent with its parameters apart from the text
-  (bound by the server), which psycopg prepares on the connection's first
-  use of it (``prepare_threshold`` 0, settings) and runs by name after;
-- ``as_executed()``, the statements of a transaction sent as one query text
-  (``one_flush``: a protocol-level prepared statement is one round trip
-  each): each prepared once on a connection by ``PREPARE`` (sent on its own
-  the first time the connection needs it), then sent as ``EXECUTE
-  name(values)``, bound by the client.
+Not psycopg's own prepared statements (protocol-level, prepared after a
+threshold of uses): psycopg deallocates every prepared statement of a
+connection whenever that connection rolls a transaction back (any 409
+inside a transaction), ours with its own. SQL-level ones outlive rollbacks.
 
-Measured on a 10,000-provider cloud, each form is the cheaper one for its
-use. Django's own queries are bound by the client and never prepared."""
+``as_executed()`` turns statements into their EXECUTEs, preparing what the
+connection lacks; ``rows()`` runs one statement so, through Django's cursor."""
 
 import hashlib
 import weakref
@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import psycopg
 from django.conf import settings
 from django.db import connection
 
@@ -101,9 +100,9 @@ def as_executed(statements: Sequence[tuple[str, Sequence[Any]]]) -> list[tuple[s
 
 def reconnect() -> None:
     """Close Django's connection (outside any transaction): a statement
-    prepared on it is gone (someone deallocated it) while the records of
-    what is prepared (psycopg's, ``as_executed``'s) say it is there. The
-    next use opens a new connection and prepares again."""
+    prepared on it is gone (someone deallocated it: a pooler's reset) while
+    ``as_executed``'s record says it is there. The next use opens a new
+    connection and prepares again."""
     connection.close()
 
 
@@ -119,23 +118,17 @@ def rows(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
     wrappers, its query log). Outside a transaction, a statement found
     missing is prepared again and run once more."""
     if not available():
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall()
+        return _fetch(sql, params)
     try:
-        return _server_bound(sql, params)
+        return _fetch(*as_executed([(sql, params)])[0])
     except Exception as error:
         if not is_missing_statement(error) or connection.in_atomic_block:
             raise
         reconnect()
-        return _server_bound(sql, params)
+        return _fetch(*as_executed([(sql, params)])[0])
 
 
-def _server_bound(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-    connection.ensure_connection()
-    # Parameters sent apart from the text: the text repeats, and psycopg prepares it.
-    cursor = psycopg.Cursor(connection.connection)
-    wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
-    with wrap(cursor) as wrapped:  # type: ignore[arg-type]  # (django-stubs type it as a wrapper)
-        wrapped.execute(sql, params)
-        return wrapped.fetchall()
+def _fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()

@@ -117,3 +117,27 @@ def test_statements_deallocated_behind_its_back_are_prepared_again(on_postgresql
     assert placement.get(f"/resource_providers/{rp}/inventories").json()["inventories"]["VCPU"]["total"] == 64
     assert placement.get(f"/resource_providers/{rp}/usages").json()["usages"] == {"VCPU": 3, "MEMORY_MB": 384}
     assert runs_of(prepared_statements(), 'INSERT INTO "placement_consumer"') == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_transaction_rolled_back_keeps_what_is_prepared(on_postgresql, noauth):
+    placement = PlacementClient()
+    rp = placement.provider("cn1", inventory={"VCPU": 2, "MEMORY_MB": 65536})
+    placement.allocate(new_uuid(), {rp: {"VCPU": 1}})
+    assert placement.allocate(new_uuid(), {rp: {"VCPU": 1}}).status_code == 204  # full now
+    assert placement.get(f"/resource_providers/{rp}/inventories").status_code == 200
+    backend = connection.connection.info.backend_pid
+    before = prepared_statements()
+
+    # Refused in transactions of their own, rolled back: the claim by the
+    # ordinary path (after its guard), the stale inventory write.
+    assert placement.allocate(new_uuid(), {rp: {"VCPU": 1}}).status_code == 409
+    stale = {"resource_provider_generation": 0, "inventories": {"VCPU": {"total": 4}}}
+    assert placement.put(f"/resource_providers/{rp}/inventories", stale).status_code == 409
+    assert placement.get(f"/resource_providers/{rp}/inventories").status_code == 200
+
+    after = prepared_statements()
+    assert set(before) <= set(after), "deallocated by a rollback"
+    assert connection.connection.info.backend_pid == backend  # not by reconnecting either
+    read = ('FROM "placement_resourceprovider" rp', '"placement_inventory" inv')
+    assert runs_of(after, *read) == runs_of(before, *read) + 1
