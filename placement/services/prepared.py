@@ -39,6 +39,10 @@ _SQL_TYPE_OF = dict(_SQL_TYPES)
 MISSING_STATEMENT = "26000"  # PostgreSQL's invalid_sql_statement_name: EXECUTE of an unknown name
 # (statement, its parameters' SQL types) -> (name, PREPARE text)
 _statements: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
+# The most statements kept prepared on a connection, and shapes remembered
+# (a claim's text grows with its providers and classes: a client could make many).
+MOST_PER_CONNECTION = 200
+MOST_SHAPES = 2000
 # A database connection (psycopg's) -> the names prepared on it.
 _prepared_on: "weakref.WeakKeyDictionary[Any, set[str]]" = weakref.WeakKeyDictionary()
 
@@ -64,6 +68,8 @@ def _prepared_form(sql: str, types: tuple[str, ...]) -> tuple[str, str]:
     """(the statement's name, its PREPARE): ``%s`` placeholders numbered."""
     found = _statements.get((sql, types))
     if found is None:
+        if len(_statements) >= MOST_SHAPES:
+            _statements.clear()
         pieces = sql.split("%s")
         if len(pieces) != len(types) + 1 or "%%" in sql:
             raise ValueError("a prepared statement takes one %s per parameter and no other %")
@@ -82,18 +88,21 @@ def as_executed(statements: Sequence[tuple[str, Sequence[Any]]]) -> list[tuple[s
     raw = connection.connection
     known = _prepared_on.setdefault(raw, set())
     executed: list[tuple[str, Sequence[Any]]] = []
-    missing: dict[str, str] = {}
+    forms: dict[str, str] = {}  # name -> PREPARE
     for sql, params in statements:
-        name, prepare = _prepared_form(sql, tuple(_sql_type(value) for value in params))
-        if name not in known:
-            missing[name] = prepare
+        name, forms[name] = _prepared_form(sql, tuple(_sql_type(value) for value in params))
         marks = f"({', '.join(['%s'] * len(params))})" if params else ""
         executed.append((f"EXECUTE {name}{marks}", params))
+    missing = [name for name in forms if name not in known]
     if missing:
+        texts = [forms[name] for name in missing]
+        if len(known) + len(missing) > MOST_PER_CONNECTION:  # start afresh
+            known.clear()
+            missing, texts = list(forms), ["DEALLOCATE ALL", *forms.values()]
         # Sent apart (not a request's statement): a PREPARE outlives any
         # transaction it runs in, so it is known once it succeeded.
         with connection.wrap_database_errors:
-            raw.execute("; ".join(missing.values()))
+            raw.execute("; ".join(texts))
         known.update(missing)
     return executed
 

@@ -141,3 +141,19 @@ def test_a_transaction_rolled_back_keeps_what_is_prepared(on_postgresql, noauth)
     assert connection.connection.info.backend_pid == backend  # not by reconnecting either
     read = ('FROM "placement_resourceprovider" rp', '"placement_inventory" inv')
     assert runs_of(after, *read) == runs_of(before, *read) + 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_keeps_a_bounded_number_of_statements(on_postgresql, noauth, monkeypatch):
+    from placement.services import prepared
+
+    monkeypatch.setattr(prepared, "MOST_PER_CONNECTION", 3)
+    placement = PlacementClient()
+    rps = [placement.provider(f"cn{i}", inventory={"VCPU": 64, "MEMORY_MB": 65536}) for i in range(4)]
+    placement.allocate(new_uuid(), {rps[0]: CLAIM})
+    # A claim on one, two, three and four providers: a statement shape each.
+    for count in range(1, 5):
+        assert placement.allocate(new_uuid(), {rp: CLAIM for rp in rps[:count]}).status_code == 204
+        assert len(prepared_statements()) <= 3 + 3  # what one claim needs, beyond the cap
+
+    assert [placement.get(f"/resource_providers/{rp}/usages").json()["usages"]["VCPU"] for rp in rps] == [5, 3, 2, 1]
