@@ -48,15 +48,7 @@ def run(statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[Any,
     as Django's own (the transaction rolled back in both cases). Where
     statements are prepared and one was found missing (someone deallocated
     it), they are prepared again and the transaction sent once more."""
-    if not prepared.available():
-        return _run(statements)
-    try:
-        return _run(prepared.as_executed(statements))
-    except Exception as error:
-        if not prepared.is_missing_statement(error):
-            raise
-        prepared.reconnect()
-        return _run(prepared.as_executed(statements))
+    return prepared.run(_run, statements)
 
 
 def _run(statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[Any, ...]]]:

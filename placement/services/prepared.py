@@ -15,13 +15,15 @@ connection whenever that connection rolls a transaction back (any 409
 inside a transaction), ours with its own. SQL-level ones outlive rollbacks.
 
 ``as_executed()`` turns statements into their EXECUTEs, preparing what the
-connection lacks; ``rows()`` runs one statement so, through Django's cursor."""
+connection lacks; ``run()`` hands them so to a caller's runner (and again
+on a new connection if one went missing); ``rows()`` runs one statement so,
+through Django's cursor."""
 
 import hashlib
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connection
@@ -36,6 +38,9 @@ _SQL_TYPES: tuple[tuple[type, str], ...] = (
     (list, "text[]"),
 )
 _SQL_TYPE_OF = dict(_SQL_TYPES)
+T = TypeVar("T")
+# Statements as callers give them: (SQL with %s placeholders, its parameters).
+Statements = Sequence[tuple[str, Sequence[Any]]]
 MISSING_STATEMENT = "26000"  # PostgreSQL's invalid_sql_statement_name: EXECUTE of an unknown name
 # (statement, its parameters' SQL types) -> (name, PREPARE text)
 _statements: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
@@ -80,7 +85,7 @@ def _prepared_form(sql: str, types: tuple[str, ...]) -> tuple[str, str]:
     return found
 
 
-def as_executed(statements: Sequence[tuple[str, Sequence[Any]]]) -> list[tuple[str, Sequence[Any]]]:
+def as_executed(statements: Statements) -> list[tuple[str, Sequence[Any]]]:
     """``statements`` (SQL with ``%s`` placeholders, parameters) as the
     EXECUTEs of statements prepared on Django's connection (opened if need
     be), preparing first, in one query of their own, those it lacks."""
@@ -107,37 +112,40 @@ def as_executed(statements: Sequence[tuple[str, Sequence[Any]]]) -> list[tuple[s
     return executed
 
 
-def reconnect() -> None:
-    """Close Django's connection (outside any transaction): a statement
-    prepared on it is gone (someone deallocated it: a pooler's reset) while
-    ``as_executed``'s record says it is there. The next use opens a new
-    connection and prepares again."""
-    connection.close()
-
-
-def is_missing_statement(error: BaseException) -> bool:
+def _is_missing_statement(error: BaseException) -> bool:
     """Whether ``error`` (psycopg's, or Django's around it) says a statement
     run by name is not on the connection (someone deallocated it)."""
     return MISSING_STATEMENT in (getattr(error, "sqlstate", None), getattr(error.__cause__, "sqlstate", None))
 
 
-def rows(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-    """The rows of one statement (``%s`` placeholders), prepared when
-    ``available()``, through Django's cursor (its errors, its execute
-    wrappers, its query log). Outside a transaction, a statement found
-    missing is prepared again and run once more."""
+def run(runner: Callable[[Statements], T], statements: Statements) -> T:
+    """``runner``'s answer for ``statements`` (SQL with ``%s`` placeholders,
+    parameters): as their EXECUTEs when ``available()``, as they are
+    elsewhere. Outside a transaction, a statement found missing (someone
+    deallocated it) is prepared again on a new connection and ``runner``
+    called once more."""
     if not available():
-        return _fetch(sql, params)
+        return runner(statements)
     try:
-        return _fetch(*as_executed([(sql, params)])[0])
+        return runner(as_executed(statements))
     except Exception as error:
-        if not is_missing_statement(error) or connection.in_atomic_block:
+        if not _is_missing_statement(error) or connection.in_atomic_block:
             raise
-        reconnect()
-        return _fetch(*as_executed([(sql, params)])[0])
+        # A new connection: the record of what is prepared on this one says
+        # the statement is there, the server (a pooler's reset) says not.
+        connection.close()
+        return runner(as_executed(statements))
 
 
-def _fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+def rows(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """The rows of one statement (``%s`` placeholders), prepared as ``run``
+    says, through Django's cursor (its errors, its execute wrappers, its
+    query log)."""
+    return run(_fetch, [(sql, params)])
+
+
+def _fetch(statements: Statements) -> list[tuple[Any, ...]]:
+    ((sql, params),) = statements
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()

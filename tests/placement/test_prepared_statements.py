@@ -90,7 +90,7 @@ def test_a_claim_stopped_by_its_guard_leaves_nothing_and_the_next_one_is_served(
     placement.allocate(new_uuid(), {rp: {"VCPU": 1}})
     generation = placement.get(f"/resource_providers/{rp}").json()["generation"]
 
-    for _ in range(3):  # prepared by now: the guard stops a prepared pipeline
+    for _ in range(3):  # prepared by now: the guard stops a transaction of EXECUTEs
         refused = placement.allocate(new_uuid(), {rp: {"VCPU": 2}})
         assert refused.status_code == 409
         assert "exceed the capacity" in refused.json()["errors"][0]["detail"]
