@@ -23,10 +23,10 @@ from aggregates.hosts.models import ComputeNode, image_types_of, up_q
 from aggregates.placement_client import PlacementClient
 from aggregates.scheduling import filters as host_filters
 from aggregates.scheduling import metadata, prefilters
-from aggregates.scheduling.host_state import AggregateInfo, HostState
+from aggregates.scheduling.host_state import COUNTERS, AggregateInfo, HostState
 from aggregates.scheduling.request import RequestSpec
-from aggregates.scheduling.weighers import WeighedHost, weigh_hosts
-from aggregates.servers.models import live_servers_on
+from aggregates.scheduling.weighers import WEIGHERS, WeighedHost, weigh_hosts
+from aggregates.servers.models import live_servers_by_node, live_servers_on
 from aggregates.sql import among
 
 log = logging.getLogger("aggregates.scheduling")
@@ -127,38 +127,43 @@ def load_aggregates() -> dict[int, AggregateInfo]:
     }
 
 
-def load_hosts(aggregates: dict[int, AggregateInfo], node_uuids: set[str] | None = None) -> list[HostState]:
+def load_hosts(
+    aggregates: dict[int, AggregateInfo], node_uuids: set[str] | None = None, *, counts: bool = True
+) -> list[HostState]:
     """A HostState for every compute node (or those of ``node_uuids``), in
     registration order; placement's figures replace the stored resources of
     candidates. Read with plain values in two queries (nodes with their
-    service's state, CPU architecture and servers; aggregate memberships):
-    this runs for every boot."""
+    service's state, CPU architecture and, with ``counts``, servers;
+    aggregate memberships). Without ``counts`` the servers are counted later,
+    by ``count_servers``, for the hosts a filter or weigher needs them of:
+    a decision reads this for every boot."""
     nodes = ComputeNode.objects.order_by("id")
     if node_uuids is not None:
         nodes = nodes.filter(among(ComputeNode, "uuid", node_uuids))
-    rows = list(
-        nodes.annotate(
-            arch=KT("cpu_info__arch"),
-            up=Case(When(up_q(via="service__"), then=Value(True)), default=Value(False), output_field=BooleanField()),
-            servers=live_servers_on(OuterRef("uuid")),
-            busy=live_servers_on(OuterRef("uuid"), busy=True),
-        ).values_list(
-            "uuid",
-            "host",
-            "hypervisor_hostname",
-            "service__disabled",
-            "service__disabled_reason",
-            "up",
-            "hypervisor_type",
-            "hypervisor_version",
-            "arch",
-            "vcpus",
-            "memory_mb",
-            "local_gb",
-            "servers",
-            "busy",
-        )
+    nodes = nodes.annotate(
+        arch=KT("cpu_info__arch"),
+        up=Case(When(up_q(via="service__"), then=Value(True)), default=Value(False), output_field=BooleanField()),
     )
+    columns = [
+        "uuid",
+        "host",
+        "hypervisor_hostname",
+        "service__disabled",
+        "service__disabled_reason",
+        "up",
+        "hypervisor_type",
+        "hypervisor_version",
+        "arch",
+        "vcpus",
+        "memory_mb",
+        "local_gb",
+    ]
+    if counts:
+        nodes = nodes.annotate(servers=live_servers_on(OuterRef("uuid")), busy=live_servers_on(OuterRef("uuid"), True))
+        rows = list(nodes.values_list(*columns, "servers", "busy"))
+    else:
+        rows = [(*row, 0, 0) for row in nodes.values_list(*columns)]
+    uncounted = frozenset() if counts else frozenset(COUNTERS)
     by_host: dict[str, list[AggregateInfo]] = defaultdict(list)
     memberships = AggregateHost.objects.values_list("host", "aggregate_id")
     if node_uuids is not None:
@@ -190,9 +195,39 @@ def load_hosts(aggregates: dict[int, AggregateInfo], node_uuids: set[str] | None
                 disk_gb_total=local_gb,
                 num_instances=n,
                 num_io_ops=io,
+                uncounted=uncounted,
             )
         )
     return hosts
+
+
+def count_servers(hosts: list[HostState], counter: str) -> None:
+    """Read ``counter`` (host_state.COUNTERS) for those of ``hosts`` that
+    lack it, in one query: what ``consume`` added to it already is kept."""
+    lacking = [host for host in hosts if counter in host.uncounted]
+    if not lacking:
+        return
+    counted = live_servers_by_node({host.node_uuid for host in lacking}, busy=counter == "num_io_ops")
+    for host in lacking:
+        setattr(host, counter, getattr(host, counter) + counted.get(host.node_uuid, 0))
+        host.uncounted = host.uncounted - {counter}
+
+
+def count_for_weighers(hosts: list[HostState], spec: RequestSpec) -> None:
+    """Read the counters the weighers that weigh ``hosts`` for ``spec`` read:
+    those of a weigher whose multiplier may not be zero on some host (its
+    setting's is not, or an aggregate of theirs sets its own). A zero
+    multiplier everywhere gives every host the same score whatever it counts."""
+    set_by_aggregates: set[str] | None = None
+    for weigher in WEIGHERS:
+        if not weigher.counter or not weigher.applies(spec):
+            continue
+        if not weigher.default_multiplier():
+            if set_by_aggregates is None:
+                set_by_aggregates = {key for aggregate in metadata.aggregates_of(hosts) for key in aggregate.metadata}
+            if weigher.key not in set_by_aggregates:
+                continue
+        count_servers(hosts, weigher.counter)
 
 
 # --- placement ----------------------------------------------------------------
@@ -289,17 +324,27 @@ def explain_placement_exclusions(
 def run_filters(
     hosts: list[HostState], spec: RequestSpec, enabled: list[host_filters.HostFilter], decision: Decision
 ) -> list[HostState]:
-    passing = []
-    for host in hosts:
-        for host_filter in enabled:
+    """The hosts that pass every filter of ``enabled``, in order; the others'
+    fates (the first filter that rejects each) recorded in the hosts' order.
+    Each filter judges the hosts the ones before it passed (as Nova's filter
+    handler does), so the counters a filter reads are counted for those only."""
+    passing = hosts
+    rejected: dict[int, HostFate] = {}
+    for host_filter in enabled:
+        if host_filter.counter:
+            count_servers(passing, host_filter.counter)
+        kept = []
+        for host in passing:
             reason = host_filter.host_passes(host, spec)
-            if reason is not None:
-                decision.fates[host.node_uuid] = HostFate(
-                    host.host, host.node, "rejected", "filter", host_filter.name, reason
-                )
-                break
-        else:
-            passing.append(host)
+            if reason is None:
+                kept.append(host)
+            else:
+                rejected[id(host)] = HostFate(host.host, host.node, "rejected", "filter", host_filter.name, reason)
+        passing = kept
+    for host in hosts:
+        fate = rejected.get(id(host))
+        if fate is not None:
+            decision.fates[host.node_uuid] = fate
     return passing
 
 
@@ -381,7 +426,7 @@ def decide(
         query = prefilters.build_query(spec, list(aggregates.values()))
     except prefilters.NoValidHostForRequest as refused:
         decision.refusal = str(refused)
-        for host in _within(load_hosts(aggregates), within) if full else []:
+        for host in _within(load_hosts(aggregates, counts=False), within) if full else []:
             decision.fates[host.node_uuid] = HostFate(
                 host.host, host.node, "rejected", "placement", "require_tenant_aggregate", str(refused)
             )
@@ -404,7 +449,7 @@ def decide(
         root = next(iter(request["allocations"]))
         decision.allocation_requests.setdefault(root, request)
     decision.candidates = len(decision.allocation_requests)
-    hosts = _within(load_hosts(aggregates, None if full else set(decision.allocation_requests)), within)
+    hosts = _within(load_hosts(aggregates, None if full else set(decision.allocation_requests), counts=False), within)
     decision.notes = _ratio_notes(hosts)
 
     candidates = []
@@ -439,6 +484,7 @@ def decide(
     # they stand for the network allocation of Nova's build, which no forced
     # host skips (a host no pool can address fails the build with the reason).
     passing = run_filters(candidates, spec, host_filters.always_run() if forced else enabled, decision)
+    count_for_weighers(passing, spec)
     decision.ordered = weigh_hosts(passing, spec)
     # An explanation gives every host's fate; a boot's keeps its best hosts'.
     record_weights(decision, first=None if full or within is not None else fates_kept())
@@ -506,13 +552,19 @@ def refilter(decision: Decision, spec: RequestSpec, placed: HostState) -> None:
         hosts = [h for h in hosts if h is not placed]
     if not (spec.forced_host or spec.forced_node):
         for host_filter in enabled:
+            if host_filter.counter:
+                count_servers([placed], host_filter.counter)
             reason = host_filter.host_passes(placed, spec)
             if reason is not None:
                 hosts = [h for h in hosts if h is not placed]
                 break
     again = [f for f in enabled if f.judges_every_host_again]
     if again and not (spec.forced_host or spec.forced_node):
+        for host_filter in again:
+            if host_filter.counter:
+                count_servers(hosts, host_filter.counter)
         hosts = [h for h in hosts if all(f.host_passes(h, spec) is None for f in again)]
+    count_for_weighers(hosts, spec)
     decision.ordered = weigh_hosts(hosts, spec)
 
 
@@ -557,7 +609,7 @@ class Recheck:
         now = found[0]
         for name in ("aggregates", "availability_zone", "service_disabled", "disabled_reason", "service_up"):
             setattr(host, name, getattr(now, name))
-        host.num_instances, host.num_io_ops = now.num_instances, now.num_io_ops
+        host.num_instances, host.num_io_ops, host.uncounted = now.num_instances, now.num_io_ops, now.uncounted
         host.forget_derived()
         verdict = self.query.excluded_by(host)
         if verdict is not None:

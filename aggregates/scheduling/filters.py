@@ -47,6 +47,9 @@ class HostFilter:
     # flavor of one request otherwise alike; capacity by flavor judges such a
     # filter once per host, not once per flavor and host).
     reads_flavor: ClassVar[bool] = True
+    # The HostState counter of servers it reads (host_state.COUNTERS), if any:
+    # counted for the hosts it judges just before it judges them.
+    counter: ClassVar[str] = ""
 
     def host_passes(self, host: HostState, spec: RequestSpec) -> str | None:
         """None when the host passes, else the reason it does not."""
@@ -297,7 +300,6 @@ class _CountLimitFilter(HostFilter):
     reads_flavor = False
 
     key: ClassVar[str]  # Nova's option name, also the aggregate metadata key
-    counter: ClassVar[str]  # HostState attribute counted
     counted: ClassVar[str]  # what the counter counts, for the reason
     per_aggregate: ClassVar[bool] = False
 

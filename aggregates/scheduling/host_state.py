@@ -6,6 +6,9 @@ filters and weighers read it and never touch the database or placement."""
 from dataclasses import dataclass, field
 from functools import cached_property
 
+# The HostState counters of servers, read when a filter or weigher needs them.
+COUNTERS = ("num_instances", "num_io_ops")
+
 
 @dataclass(frozen=True)
 class AggregateInfo:
@@ -49,6 +52,10 @@ class HostState:
     # Servers on the node, and those in a task (build, migration) that counts as I/O.
     num_instances: int = 0
     num_io_ops: int = 0
+    # Those of the two counters above not read from the database yet (a
+    # decision counts them only for the hosts a filter or weigher reading
+    # them gets to); what ``consume`` added is kept when they are read.
+    uncounted: frozenset[str] = frozenset()
     instance_uuids: set[str] = field(default_factory=set)
     # metadata.metadata_by_host's answer, kept for the decision's filters.
     metadata_cache: dict[str, set[str]] | None = field(default=None, repr=False, compare=False)

@@ -24,6 +24,8 @@ class Weigher:
     # Raw values below this are raised to it, and normalisation then runs from
     # it (not from the smallest raw value) to the largest; None: the smallest.
     minval: ClassVar[float | None] = None
+    # The HostState counter of servers it reads (host_state.COUNTERS), if any.
+    counter: ClassVar[str] = ""
 
     def default_multiplier(self) -> float:
         return float(getattr(settings, self.key.upper()))
@@ -88,6 +90,7 @@ class IoOpsWeigher(Weigher):
     name = "IoOpsWeigher"
     key = "io_ops_weight_multiplier"
     minval = 0.0
+    counter = "num_io_ops"
 
     def raw(self, host: HostState, spec: RequestSpec) -> float:
         return float(host.num_io_ops)
@@ -98,6 +101,7 @@ class NumInstancesWeigher(Weigher):
 
     name = "NumInstancesWeigher"
     key = "num_instances_weight_multiplier"
+    counter = "num_instances"
 
     def raw(self, host: HostState, spec: RequestSpec) -> float:
         return float(host.num_instances)

@@ -13,6 +13,7 @@ from django.db.models import Expression, Func, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from aggregates.hosts.models import ComputeNode
+from aggregates.sql import among
 
 
 class Server(models.Model):
@@ -103,6 +104,13 @@ class Server(models.Model):
             # of 17 servers, against 30 ms reading the table).
             # deleted_at second, so that SQLite prefers it to deleted_at's own index.
             models.Index(fields=["node_uuid", "deleted_at", "task_state"], name="server_live_on_node"),
+            # The few servers in a task, by node: the scheduler's I/O count
+            # for its candidates without visiting every live server's entry.
+            models.Index(
+                fields=["node_uuid"],
+                name="server_busy_on_node",
+                condition=Q(deleted_at__isnull=True, task_state__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -244,18 +252,36 @@ class UuidText(Func):
         return self.as_sql(compiler, connection, template=f"lower({dashed})", **extra)
 
 
+def live_servers(busy: bool = False) -> "models.QuerySet[Server]":
+    """Corral's servers not deleted; with ``busy``, those of them in a task
+    (build, move: the I/O the scheduler counts)."""
+    servers = Server.objects.filter(deleted_at__isnull=True)
+    return servers.filter(task_state__isnull=False) if busy else servers
+
+
 def live_servers_on(node_uuid: "Expression | OuterRef", busy: bool = False) -> Subquery:
-    """How many of Corral's servers not deleted are on the node whose uuid
-    ``node_uuid`` is (an outer query's uuid column, e.g. OuterRef("uuid"));
-    with ``busy``, those of them in a task (build, move: the I/O the
-    scheduler counts). Counted per node from the index server_live_on_node
-    alone: for 1,000 nodes of 17 servers, 5-6 ms against 10.5 for one
-    count grouped by node uuid over a list of them."""
-    servers = Server.objects.filter(node_uuid=UuidText(node_uuid), deleted_at__isnull=True)
-    if busy:
-        servers = servers.filter(task_state__isnull=False)
+    """How many ``live_servers(busy)`` are on the node whose uuid
+    ``node_uuid`` is (an outer query's uuid column, e.g. OuterRef("uuid")).
+    Counted per node from the index server_live_on_node alone (for every
+    node of a cloud: capacity, maintenance plans)."""
+    servers = live_servers(busy).filter(node_uuid=UuidText(node_uuid))
     counted = servers.order_by().annotate(n=Func(template="COUNT(*)", output_field=models.IntegerField()))
     return Subquery(counted.values("n"), output_field=models.IntegerField())
+
+
+def live_servers_by_node(node_uuids: Iterable[str], busy: bool = False) -> dict[str, int]:
+    """Node uuid -> how many ``live_servers(busy)`` it has, for the nodes of
+    ``node_uuids`` that have any, in one query grouped by node (PostgreSQL,
+    1,000 nodes of 17 servers: 6 ms; 250 nodes: 1.8 ms; the busy ones from
+    the partial index server_busy_on_node: 0.1 ms)."""
+    rows = (
+        live_servers(busy)
+        .filter(among(Server, "node_uuid", node_uuids))
+        .order_by()
+        .values_list("node_uuid")
+        .annotate(n=models.Count("*"))
+    )
+    return dict(rows)
 
 
 def instances_by_node(nodes: Iterable[ComputeNode]) -> dict[str, int]:

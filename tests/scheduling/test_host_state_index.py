@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from aggregates.hosts.models import ComputeNode, Service
-from aggregates.scheduling.engine import load_aggregates, load_hosts
+from aggregates.scheduling.engine import count_servers, load_aggregates, load_hosts
 from aggregates.servers.models import Server
 
 NODES = 1000
@@ -94,3 +94,29 @@ def test_a_decision_runs_with_cyclic_collection_paused():
     assert body() is False
     assert gc.isenabled()
     assert engine.decide.__wrapped__  # decide is run that way
+
+
+def test_counts_read_later_use_the_node_indexes(transactional_db):
+    """Counted after the filters before them (engine.count_servers): the
+    servers from server_live_on_node, the busy ones (on PostgreSQL) from the
+    partial index of servers in a task, which holds those alone."""
+    nodes = _cloud()
+    wanted = {str(node.uuid) for node in nodes[:10]}
+    hosts = load_hosts(load_aggregates(), wanted, counts=False)
+    assert {(h.num_instances, h.num_io_ops) for h in hosts} == {(0, 0)}
+    server_table = Server._meta.db_table
+    for counter, index in (("num_instances", "server_live_on_node"), ("num_io_ops", "server_busy_on_node")):
+        with CaptureQueriesContext(connection) as queries:
+            count_servers(hosts, counter)
+        (lookup,) = [q["sql"] for q in queries.captured_queries if f'FROM "{server_table}"' in q["sql"]]
+        plan = _plan(lookup, ())
+        if connection.vendor == "postgresql":
+            assert index in plan and "Index Only Scan" in plan, plan
+        else:  # SQLite ranges over task_state in the covering index of every live server: as narrow
+            assert "COVERING INDEX server_live_on_node" in plan, plan
+    assert {h.node_uuid: (h.num_instances, h.num_io_ops) for h in hosts} == dict.fromkeys(
+        wanted, (SERVERS_A_NODE - 1, 1)
+    )
+    with CaptureQueriesContext(connection) as queries:
+        count_servers(hosts, "num_instances")  # counted already: not again
+    assert queries.captured_queries == []
