@@ -26,7 +26,7 @@ from aggregates.scheduling import metadata, prefilters
 from aggregates.scheduling.host_state import COUNTERS, AggregateInfo, HostState
 from aggregates.scheduling.request import RequestSpec
 from aggregates.scheduling.weighers import WEIGHERS, WeighedHost, weigh_hosts
-from aggregates.servers.models import live_servers_by_node, live_servers_on
+from aggregates.servers.models import UuidText, live_servers_by_node, live_servers_on
 from aggregates.sql import among
 
 log = logging.getLogger("aggregates.scheduling")
@@ -141,11 +141,12 @@ def load_hosts(
     if node_uuids is not None:
         nodes = nodes.filter(among(ComputeNode, "uuid", node_uuids))
     nodes = nodes.annotate(
+        node_uuid=UuidText("uuid"),  # as str(uuid) writes it, without a UUID object a row
         arch=KT("cpu_info__arch"),
         up=Case(When(up_q(via="service__"), then=Value(True)), default=Value(False), output_field=BooleanField()),
     )
     columns = [
-        "uuid",
+        "node_uuid",
         "host",
         "hypervisor_hostname",
         "service__disabled",
@@ -172,8 +173,7 @@ def load_hosts(
         by_host[host].append(aggregates[aggregate_id])
     default_zone = settings.DEFAULT_AVAILABILITY_ZONE
     hosts = []
-    for uuid, host, node, disabled, reason, up, hv_type, hv_version, arch, vcpus, memory_mb, local_gb, n, io in rows:
-        node_uuid = str(uuid)
+    for node_uuid, host, node, disabled, reason, up, hv_type, hv_version, arch, vcpus, memory, disk, n, io in rows:
         in_aggregates = by_host.get(host, [])
         zone = next((a.metadata["availability_zone"] for a in in_aggregates if "availability_zone" in a.metadata), "")
         hosts.append(
@@ -191,8 +191,8 @@ def load_hosts(
                 image_types=image_types_of(hv_type),
                 cpu_arch=str(arch or "x86_64"),
                 vcpus_total=vcpus,
-                memory_mb_total=memory_mb,
-                disk_gb_total=local_gb,
+                memory_mb_total=memory,
+                disk_gb_total=disk,
                 num_instances=n,
                 num_io_ops=io,
                 uncounted=uncounted,
