@@ -36,6 +36,8 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from process_cpu import Usage, postgres_backends  # noqa: E402  # bench/process_cpu.py, beside this script
+
 from tests.cluster import ADMIN, Cluster, Load  # noqa: E402
 from tests.process_stack import VENV_BIN, Processes, descendants, flush_redis, stack_env, wait_until  # noqa: E402
 
@@ -62,31 +64,6 @@ image = images.create_image(system, {"name": "cirros", "disk_format": "qcow2", "
 images.upload_image_data(system, str(image.id), [b"cirros" * 10000])
 print(json.dumps({"flavor": flavor.flavorid, "image": str(image.id)}))
 """
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pids):
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / TICKS
-
-
-def postgres_backends(database):
-    """The PostgreSQL backends serving ``database`` (their command line names it)."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            text = cmdline.read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        if text.startswith("postgres:") and f" {database} " in text:
-            found.append(int(cmdline.parent.name))
-    return found
 
 
 def tree(process):
@@ -106,18 +83,13 @@ def measure(cluster, worker, database, url, seconds, clients, seed):
         "celery worker": lambda: tree(worker),
         "clients": lambda: [os.getpid()],
     }
-    before = {name: {pid: cpu_seconds([pid]) for pid in group()} for name, group in groups.items()}
+    usage = Usage(groups)
     load = Load(url, clients, seed=seed + 1).start()
     time.sleep(seconds)
     result = load.stop()
-    # A process that started within the round counts whole; one that came and
-    # went within it is missed (PostgreSQL keeps each thread's connection: few).
-    cpu = {}
-    for name, group in groups.items():
-        pids = set(before[name]) | set(group())
-        used = sum(max(0.0, cpu_seconds([pid]) - before[name].get(pid, 0.0)) for pid in pids)
-        cpu[name] = used / result.seconds
-    return result, cpu
+    # PostgreSQL keeps each thread's connection: few backends come and go unseen.
+    used, _busy = usage.stop()
+    return result, {name: seconds_used / result.seconds for name, seconds_used in used.items()}
 
 
 def active(url, headers):

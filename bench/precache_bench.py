@@ -44,6 +44,7 @@ import time
 from pathlib import Path
 
 import requests
+from process_cpu import children  # bench/process_cpu.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = str(ROOT / ".venv/bin/python")
@@ -119,14 +120,6 @@ def rss_kb(pid, field="VmRSS"):
     except OSError:
         pass
     return 0
-
-
-def children(pid):
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as handle:
-            return [int(p) for p in handle.read().split()]
-    except OSError:
-        return []
 
 
 def wait_http(url, timeout=60):

@@ -28,7 +28,9 @@ embedded and all-in-one deployments run it):
 - boots: --concurrency clients booting --boots servers over HTTP (the stock
   CLI's POST /servers, any zone) against gunicorn with --workers processes,
   no broker (each build runs in the request after commit); ACTIVE servers/s,
-  and a check that no provider is allocated beyond its capacity.
+  the CPU a boot cost the web workers, PostgreSQL's backends and the
+  clients (ms, from /proc) with how busy the cores were, and a check that no
+  provider is allocated beyond its capacity.
 """
 
 import argparse
@@ -42,8 +44,10 @@ import threading
 import time
 import uuid as uuid_mod
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from databases import recreate, start_django  # bench/databases.py, beside this script
+from process_cpu import Usage, children, postgres_backends  # bench/process_cpu.py
 from shipped_server import threaded_options  # bench/shipped_server.py
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,7 +101,7 @@ def run_one(args):
     boots = {}
     for reuse_seconds in sorted({0.0, args.reuse_seconds}):
         before = set(Server.objects.values_list("uuid", flat=True))
-        seconds, statuses = http_boots(args, flavor, image, reuse_seconds)
+        seconds, statuses, cpu = http_boots(args, flavor, image, reuse_seconds)
         booted = Server.objects.exclude(uuid__in=before)
         active = booted.filter(vm_state=Server.ACTIVE).count()
         boots[f"reuse {reuse_seconds:g} s"] = {
@@ -109,6 +113,7 @@ def run_one(args):
             "active": active,
             "error": booted.filter(vm_state=Server.ERROR).count(),
             "servers_per_second": round(active / seconds, 1),
+            "cpu": cpu,
         }
     with connection.cursor() as cursor:
         cursor.execute(
@@ -240,7 +245,9 @@ def http_boots(args, flavor, image, reuse_seconds):
     """Boot --boots servers over HTTP, --concurrency at a time, against
     gunicorn with --workers processes on this database (the stock CLI's
     body, any zone), with SCHEDULER_DECISION_REUSE_SECONDS=reuse_seconds;
-    returns (seconds, answers by status)."""
+    returns (seconds, answers by status, the CPU a boot cost the web
+    workers, PostgreSQL's backends and the clients, in ms, and the share of
+    the machine's CPU time that was busy)."""
     import requests
 
     port = 28311
@@ -311,13 +318,25 @@ def http_boots(args, flavor, image, reuse_seconds):
                 with lock:
                     statuses[status] = statuses.get(status, 0) + 1
 
+        database = urlsplit(args.database_url).path.lstrip("/")
+        usage = Usage(
+            {
+                "web": lambda: [server.pid, *children(server.pid)],
+                "postgres": lambda: postgres_backends(database),
+                "clients": lambda: [os.getpid()],  # and this process's own queries' share: none meanwhile
+            }
+        )
         t0 = time.perf_counter()
         threads = [threading.Thread(target=client_loop) for _ in range(args.concurrency)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-        return time.perf_counter() - t0, statuses
+        seconds = time.perf_counter() - t0
+        used, busy = usage.stop()
+        # CPU a boot cost each part, in ms, and how busy the machine's cores were.
+        cpu = {f"{name}_ms_a_boot": round(1000 * value / args.boots, 1) for name, value in used.items()}
+        return seconds, statuses, {**cpu, "machine_busy": round(busy, 2)}
     finally:
         server.terminate()
         server.wait()
