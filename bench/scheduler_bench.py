@@ -325,7 +325,7 @@ def http_boots(args, flavor, image, reuse_seconds):
             {
                 "web": lambda: [server.pid, *children(server.pid)],
                 "postgres": lambda: postgres_backends(database),
-                "clients": lambda: [os.getpid()],  # and this process's own queries' share: none meanwhile
+                "clients": lambda: [os.getpid()],  # this process: the client threads
             }
         )
         t0 = time.perf_counter()

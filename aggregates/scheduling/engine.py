@@ -202,9 +202,10 @@ def load_hosts(
 
 
 def count_servers(hosts: list[HostState], counter: str) -> None:
-    """Read ``counter`` (host_state.COUNTERS) for those of ``hosts`` that
-    lack it, in one query: what ``consume`` added to it already is kept."""
-    lacking = [host for host in hosts if counter in host.uncounted]
+    """Read ``counter`` (host_state.COUNTERS; "" for a filter or weigher
+    that reads none: nothing) for those of ``hosts`` that lack it, in one
+    query: what ``consume`` added to it already is kept."""
+    lacking = [host for host in hosts if counter in host.uncounted] if counter else []
     if not lacking:
         return
     counted = live_servers_by_node({host.node_uuid for host in lacking}, busy=counter == "num_io_ops")
@@ -221,7 +222,7 @@ def count_for_weighers(hosts: list[HostState], spec: RequestSpec) -> None:
     set_by_aggregates: set[str] | None = None
     for weigher in WEIGHERS:
         if not weigher.counter or not weigher.applies(spec):
-            continue
+            continue  # reads no counter, or has nothing to say
         if not weigher.default_multiplier():
             if set_by_aggregates is None:
                 set_by_aggregates = {key for aggregate in metadata.aggregates_of(hosts) for key in aggregate.metadata}
@@ -331,8 +332,7 @@ def run_filters(
     passing = hosts
     rejected: dict[int, HostFate] = {}
     for host_filter in enabled:
-        if host_filter.counter:
-            count_servers(passing, host_filter.counter)
+        count_servers(passing, host_filter.counter)
         kept = []
         for host in passing:
             reason = host_filter.host_passes(host, spec)
@@ -552,8 +552,7 @@ def refilter(decision: Decision, spec: RequestSpec, placed: HostState) -> None:
         hosts = [h for h in hosts if h is not placed]
     if not (spec.forced_host or spec.forced_node):
         for host_filter in enabled:
-            if host_filter.counter:
-                count_servers([placed], host_filter.counter)
+            count_servers([placed], host_filter.counter)
             reason = host_filter.host_passes(placed, spec)
             if reason is not None:
                 hosts = [h for h in hosts if h is not placed]
@@ -561,8 +560,7 @@ def refilter(decision: Decision, spec: RequestSpec, placed: HostState) -> None:
     again = [f for f in enabled if f.judges_every_host_again]
     if again and not (spec.forced_host or spec.forced_node):
         for host_filter in again:
-            if host_filter.counter:
-                count_servers(hosts, host_filter.counter)
+            count_servers(hosts, host_filter.counter)
         hosts = [h for h in hosts if all(f.host_passes(h, spec) is None for f in again)]
     count_for_weighers(hosts, spec)
     decision.ordered = weigh_hosts(hosts, spec)
